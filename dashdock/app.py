@@ -1,0 +1,100 @@
+"""The jupyter-server extension: configuration traits, wiring of registry, proxy and API, shutdown."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from jupyter_core.paths import jupyter_data_dir
+from jupyter_server.extension.application import ExtensionApp
+from traitlets import Float, Int, List, Unicode, default
+
+from .handlers import API_ROUTES
+from .proxy import ProxyHandler, ProxySettings
+from .registry import SourceError, SourceRegistry
+from .targets import DEFAULT_ALLOWED_TARGETS, Allowlist
+from .upstream import Timeouts, UpstreamClient
+
+
+class DashdockApp(ExtensionApp):
+    """Docks the plots of Dask dashboards into JupyterLab through an authenticated proxy."""
+
+    name = "dashdock"
+
+    allowed_targets = List(
+        Unicode(),
+        default_value=list(DEFAULT_ALLOWED_TARGETS),
+        config=True,
+        help=(
+            "Hosts the proxy may reach besides registered sources, and where users may add sources: "
+            "IP networks ('10.0.0.0/8'), host names ('scheduler.internal'), 'host:port' or '*'. "
+            "Default: loopback only (127.0.0.0/8, ::1, localhost)."
+        ),
+    )
+    initial_sources = List(
+        Unicode(),
+        default_value=[],
+        config=True,
+        help="Dashboard URLs registered as sources when the server starts (default: none).",
+    )
+    sources_file = Unicode(
+        config=True,
+        help=(
+            "JSON file where user-added sources are kept across server restarts; '' disables saving. "
+            "Default: <jupyter data dir>/dashdock/sources.json."
+        ),
+    )
+    connect_timeout = Float(5.0, config=True, help="Seconds to wait for a dashboard connection (default 5).")
+    read_timeout = Float(
+        60.0, config=True, help="Seconds a proxied response may stall between two chunks (default 60)."
+    )
+    json_timeout = Float(
+        10.0, config=True, help="Seconds to wait for a health check or a plot list (default 10)."
+    )
+    websocket_max_message_size = Int(
+        1024**3,
+        config=True,
+        help="Largest websocket message the proxy relays from the browser, in bytes (default 1 GiB).",
+    )
+
+    @default("sources_file")
+    def _default_sources_file(self) -> str:
+        return str(Path(jupyter_data_dir()) / "dashdock" / "sources.json")
+
+    def initialize_settings(self) -> None:
+        self.client = UpstreamClient(Timeouts(connect=self.connect_timeout, json=self.json_timeout))
+        self.allowlist = Allowlist(self.allowed_targets)
+        store = Path(self.sources_file) if self.sources_file else None
+        self.registry = SourceRegistry(self.client, self.allowlist, store, self.log)
+
+    def initialize_handlers(self) -> None:
+        proxy = ProxySettings(
+            connect_timeout=self.connect_timeout,
+            read_timeout=self.read_timeout,
+            websocket_max_message_size=self.websocket_max_message_size,
+        )
+        self.handlers.extend((pattern, handler, {"registry": self.registry}) for pattern, handler in API_ROUTES)
+        self.handlers.append(
+            (
+                r"/dashdock/proxy/.*",
+                ProxyHandler,
+                {"registry": self.registry, "client": self.client, "allowlist": self.allowlist, "proxy": proxy},
+            )
+        )
+
+    async def _start_jupyter_server_extension(self, serverapp: object) -> None:
+        await self.registry.load()
+        if self.initial_sources:
+            # In the background: a slow or dead dashboard must not delay the server's start.
+            self._initial = asyncio.ensure_future(self._add_initial_sources())
+
+    async def _add_initial_sources(self) -> None:
+        for url in self.initial_sources:
+            try:
+                source, _ = await self.registry.add_url(url)
+                self.log.info("dashdock: source %s registered", source.name)
+            except SourceError as exc:
+                self.log.warning("dashdock: initial source not added: %s", exc.reason)
+
+    async def stop_extension(self) -> None:
+        await self.client.close()

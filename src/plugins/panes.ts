@@ -1,0 +1,169 @@
+import { ILayoutRestorer, JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
+import { ICommandPalette, WidgetTracker } from '@jupyterlab/apputils';
+import { ISettingRegistry } from '@jupyterlab/settingregistry';
+import { ITranslator, nullTranslator } from '@jupyterlab/translation';
+import { UUID } from '@lumino/coreutils';
+
+import { PlotPane } from '../widgets/pane';
+import { CommandIDs, IPanePlacement, IPlotPanes, ISourcesModel, TRANSLATION_DOMAIN } from '../tokens';
+
+const PLUGIN_ID = 'dashdock:panes';
+const DEFAULT_LAYOUT = [
+  '/individual-task-stream',
+  '/individual-progress',
+  '/individual-workers-memory',
+  '/individual-graph'
+];
+
+/**
+ * Plot panes: creating, tracking and restoring them, and the open-plot / open-layout commands.
+ */
+export const panesPlugin: JupyterFrontEndPlugin<IPlotPanes> = {
+  id: PLUGIN_ID,
+  description: 'Opens the plots of Dask dashboards as panes and restores them after a reload.',
+  autoStart: true,
+  requires: [ISourcesModel],
+  provides: IPlotPanes,
+  optional: [ILayoutRestorer, ISettingRegistry, ICommandPalette, ITranslator],
+  activate: (
+    app: JupyterFrontEnd,
+    model: ISourcesModel,
+    restorer: ILayoutRestorer | null,
+    settingRegistry: ISettingRegistry | null,
+    palette: ICommandPalette | null,
+    translator: ITranslator | null
+  ): IPlotPanes => {
+    const trans = (translator ?? nullTranslator).load(TRANSLATION_DOMAIN);
+    const tracker = new WidgetTracker<PlotPane>({ namespace: 'dashdock-plots' });
+    let layout = DEFAULT_LAYOUT;
+
+    const create = (options: IPlotPanes.IOptions): PlotPane => {
+      const source = model.sources.find(s => s.id === options.source);
+      const pane = new PlotPane({
+        source: options.source,
+        sourceName: source?.name ?? options.source,
+        path: options.path,
+        name: options.name || Private.nameFromPath(options.path),
+        id: options.id || `dashdock-plot-${UUID.uuid4()}`,
+        trans
+      });
+      // Tracked here so that panes placed by a drop are restored like any other.
+      void tracker.add(pane);
+      return pane;
+    };
+
+    const panes: IPlotPanes = {
+      create,
+      open: (options, placement: IPanePlacement = {}) => {
+        const pane = create(options);
+        app.shell.add(pane, 'main', { mode: placement.mode ?? 'split-right', ref: placement.ref ?? null });
+        app.shell.activateById(pane.id);
+        return pane;
+      }
+    };
+
+    app.commands.addCommand(CommandIDs.openPlot, {
+      label: args => (args.name ? trans.__('Open %1', args.name as string) : trans.__('Open Dask Plot')),
+      describedBy: {
+        args: {
+          type: 'object',
+          required: ['source', 'path'],
+          properties: {
+            source: { type: 'string', description: trans.__('Source id') },
+            path: { type: 'string', description: trans.__('Plot path, e.g. /individual-task-stream') },
+            name: { type: 'string' },
+            id: { type: 'string' },
+            mode: { type: 'string' },
+            ref: { type: 'string' }
+          }
+        }
+      },
+      execute: async args => {
+        if (!model.sources.length) {
+          // After a reload the restorer runs this before the sidebar has fetched anything.
+          await model.refresh().catch(() => undefined);
+        }
+        return panes.open(
+          {
+            source: args.source as string,
+            path: args.path as string,
+            name: args.name as string | undefined,
+            id: args.id as string | undefined
+          },
+          { mode: args.mode as IPanePlacement['mode'], ref: args.ref as string | undefined }
+        );
+      }
+    });
+
+    app.commands.addCommand(CommandIDs.openLayout, {
+      label: trans.__('Open Default Dask Dashboard Layout'),
+      describedBy: {
+        args: { type: 'object', properties: { source: { type: 'string', description: trans.__('Source id') } } }
+      },
+      isEnabled: args => !!(args.source || model.selected),
+      execute: async args => {
+        const source = (args.source as string | undefined) ?? model.selected?.id;
+        if (!source) {
+          return [];
+        }
+        const offered = await model.plots(source);
+        const plots = layout
+          .map(path => offered.find(plot => plot.path === path))
+          .filter((plot): plot is NonNullable<typeof plot> => !!plot);
+        // First fills the area, second below it, third right of the first, fourth below the third.
+        const placements: IPanePlacement['mode'][] = ['split-right', 'split-bottom', 'split-right', 'split-bottom'];
+        const refs = [null, 0, 0, 2];
+        const opened: PlotPane[] = [];
+        plots.forEach((plot, index) => {
+          const refIndex = refs[index % refs.length];
+          const ref = refIndex === null ? undefined : opened[refIndex]?.id;
+          opened.push(
+            panes.open(
+              { source, path: plot.path, name: plot.name },
+              { mode: placements[index % placements.length] ?? 'split-right', ref }
+            ) as PlotPane
+          );
+        });
+        return opened;
+      }
+    });
+
+    palette?.addItem({ command: CommandIDs.openLayout, category: trans.__('Dask') });
+    palette?.addItem({ command: CommandIDs.openPlot, category: trans.__('Dask'), args: {} });
+
+    if (restorer) {
+      void restorer.restore(tracker, {
+        command: CommandIDs.openPlot,
+        args: pane => ({ source: pane.source, path: pane.path, name: pane.title.label, id: pane.id }),
+        name: pane => pane.id
+      });
+    }
+
+    if (settingRegistry) {
+      void Promise.all([settingRegistry.load(PLUGIN_ID), app.restored])
+        .then(([settings]) => {
+          const apply = () => {
+            layout = (settings.get('layout').composite as string[]) ?? DEFAULT_LAYOUT;
+          };
+          apply();
+          settings.changed.connect(apply);
+        })
+        .catch(error => console.warn('dashdock: could not load settings', error));
+    }
+
+    return panes;
+  }
+};
+
+namespace Private {
+  /** '/individual-task-stream' -> 'Task Stream', for panes opened by path alone. */
+  export function nameFromPath(path: string): string {
+    const last = path.split('/').filter(Boolean).pop() ?? path;
+    return last
+      .replace(/\.html$/, '')
+      .replace(/^individual-/, '')
+      .split('-')
+      .map(word => word.charAt(0).toUpperCase() + word.slice(1))
+      .join(' ');
+  }
+}

@@ -1,0 +1,89 @@
+import { Token } from '@lumino/coreutils';
+import { ISignal } from '@lumino/signaling';
+
+/**
+ * A dashboard the server knows, as the REST API describes it.
+ */
+export interface ISource {
+  id: string;
+  name: string;
+  kind: string;
+  url: string;
+  health: { status: 'up' | 'down' | 'unknown'; message: string; checked: number };
+}
+
+/**
+ * One plot a dashboard offers.
+ */
+export interface IPlot {
+  name: string;
+  group: string;
+  path: string;
+  url: string;
+}
+
+/**
+ * Where a newly opened pane goes in the main area.
+ */
+export interface IPanePlacement {
+  mode?: 'split-right' | 'split-left' | 'split-top' | 'split-bottom' | 'tab-after' | 'tab-before';
+  ref?: string;
+}
+
+/**
+ * The sources this Lab knows and the one selected in the sidebar.
+ */
+export interface ISourcesModel {
+  readonly sources: readonly ISource[];
+  readonly selected: ISource | null;
+  /** Emitted when the list of sources or the selection really changed. */
+  readonly changed: ISignal<ISourcesModel, void>;
+  refresh(): Promise<void>;
+  add(url: string, name?: string): Promise<ISource>;
+  remove(id: string): Promise<void>;
+  select(id: string | null): void;
+  plots(id: string): Promise<IPlot[]>;
+}
+
+export const ISourcesModel = new Token<ISourcesModel>(
+  'dashdock:ISourcesModel',
+  'The dashboard sources known to this JupyterLab, and the selected one.'
+);
+
+/**
+ * Opens plots as panes; used by the sidebar, drag and drop and other extensions.
+ */
+export interface IPlotPanes {
+  /** Create a pane without placing it (for drag and drop, where the dock places it). */
+  create(options: IPlotPanes.IOptions): import('@lumino/widgets').Widget;
+  /** Create a pane and add it to the main area. */
+  open(options: IPlotPanes.IOptions, placement?: IPanePlacement): import('@lumino/widgets').Widget;
+}
+
+export namespace IPlotPanes {
+  export interface IOptions {
+    source: string;
+    path: string;
+    name?: string;
+    id?: string;
+  }
+}
+
+export const IPlotPanes = new Token<IPlotPanes>(
+  'dashdock:IPlotPanes',
+  'Opens the plots of a Dask dashboard as panes in the main area.'
+);
+
+/**
+ * Command ids, stable for the palette and other extensions.
+ */
+export namespace CommandIDs {
+  export const addSource = 'dashdock:add-source';
+  export const openPlot = 'dashdock:open-plot';
+  export const openLayout = 'dashdock:open-layout';
+}
+
+/**
+ * The translation domain of this extension.
+ */
+export const TRANSLATION_DOMAIN = 'dashdock';
