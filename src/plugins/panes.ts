@@ -55,8 +55,9 @@ export const panesPlugin: JupyterFrontEndPlugin<IPlotPanes> = {
     const panes: IPlotPanes = {
       create,
       open: (options, placement: IPanePlacement = {}) => {
+        const { mode, ref } = placement.mode ? placement : Private.tile(tracker.currentWidget);
         const pane = create(options);
-        app.shell.add(pane, 'main', { mode: placement.mode ?? 'split-right', ref: placement.ref ?? null });
+        app.shell.add(pane, 'main', { mode, ref: ref ?? null });
         app.shell.activateById(pane.id);
         return pane;
       }
@@ -110,21 +111,24 @@ export const panesPlugin: JupyterFrontEndPlugin<IPlotPanes> = {
         const plots = layout
           .map(path => offered.find(plot => plot.path === path))
           .filter((plot): plot is NonNullable<typeof plot> => !!plot);
-        // First fills the area, second below it, third right of the first, fourth below the third.
-        const placements: IPanePlacement['mode'][] = ['split-right', 'split-bottom', 'split-right', 'split-bottom'];
-        const refs = [null, 0, 0, 2];
-        const opened: PlotPane[] = [];
-        plots.forEach((plot, index) => {
-          const refIndex = refs[index % refs.length];
-          const ref = refIndex === null ? undefined : opened[refIndex]?.id;
-          opened.push(
-            panes.open(
-              { source, path: plot.path, name: plot.name },
-              { mode: placements[index % placements.length] ?? 'split-right', ref }
-            ) as PlotPane
-          );
-        });
-        return opened;
+        // A grid: the first plot top left, the third to its right, the second below the first,
+        // the fourth below the third; any further plots tile as clicks do.
+        const steps: [number, IPanePlacement['mode'], number | null][] = [
+          [0, 'split-right', null],
+          [2, 'split-right', 0],
+          [1, 'split-bottom', 0],
+          [3, 'split-bottom', 2]
+        ];
+        const opened = new Map<number, PlotPane>();
+        for (const [index, mode, refIndex] of steps) {
+          const plot = plots[index];
+          if (plot) {
+            const ref = refIndex === null ? undefined : opened.get(refIndex)?.id;
+            opened.set(index, panes.open({ source, path: plot.path, name: plot.name }, { mode, ref }) as PlotPane);
+          }
+        }
+        plots.slice(steps.length).forEach(plot => panes.open({ source, path: plot.path, name: plot.name }));
+        return [...opened.values()];
       }
     });
 
@@ -156,6 +160,18 @@ export const panesPlugin: JupyterFrontEndPlugin<IPlotPanes> = {
 };
 
 namespace Private {
+  /**
+   * Where a clicked plot goes: beside the main area's content for the first pane, then by
+   * halving the last active pane along its longer side, so panes tile instead of thinning out.
+   */
+  export function tile(last: PlotPane | null): IPanePlacement {
+    if (!last || !last.isAttached) {
+      return { mode: 'split-right' };
+    }
+    const { width, height } = last.node.getBoundingClientRect();
+    return { mode: width >= height ? 'split-right' : 'split-bottom', ref: last.id };
+  }
+
   /** '/individual-task-stream' -> 'Task Stream', for panes opened by path alone. */
   export function nameFromPath(path: string): string {
     const last = path.split('/').filter(Boolean).pop() ?? path;

@@ -118,8 +118,8 @@ export class DashdockSidebar extends Widget {
     const layout = document.createElement('button');
     layout.className = 'jp-dashdock-Plots-layout jp-mod-styled';
     layout.dataset.action = 'layout';
-    layout.textContent = trans.__('Default layout');
-    layout.title = trans.__('Open task stream, progress, worker memory and graph together');
+    layout.textContent = trans.__('Layout');
+    layout.title = trans.__('Open the default layout: task stream, progress, worker memory and graph');
     plotsHeader.append(this._filter, layout);
     this._plotList = document.createElement('div');
     this._plotList.className = 'jp-dashdock-PlotList';

@@ -1,0 +1,57 @@
+# The two commands a new machine needs: `make demo` and `make test`. Everything else is a step of those.
+SHELL := /bin/bash
+VENV ?= .venv
+BIN := $(abspath $(VENV))/bin
+export PATH := $(BIN):$(PATH)
+INSTALLED := $(VENV)/.dashdock-installed
+FRONTEND_SOURCES := $(shell find src style schema -type f 2>/dev/null) package.json tsconfig.json
+
+.PHONY: demo test test-server test-ui install build chromium lint clean
+
+## make demo: install, then run JupyterLab with dashdock and a real LocalCluster doing sample work
+demo: build
+	$(BIN)/python demo/run_demo.py
+
+## make test: install what the tests need (Chromium included) and run every test
+test: build chromium
+	$(BIN)/python -m pytest -p no:cacheprovider tests ui-tests
+
+test-server: build
+	$(BIN)/python -m pytest -p no:cacheprovider tests
+
+test-ui: build chromium
+	$(BIN)/python -m pytest -p no:cacheprovider ui-tests
+
+install: $(INSTALLED)
+
+# A virtual environment with dashdock installed in development mode (the build compiles the
+# frontend with jlpm, which ships with jupyterlab) and the lab extension linked into it.
+$(INSTALLED): pyproject.toml package.json yarn.lock
+	test -x $(BIN)/python || python3 -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q "jupyterlab>=4.1,<5" "hatchling>=1.5" "hatch-jupyter-builder>=0.5" editables
+	$(BIN)/pip install -q --no-build-isolation -e ".[test]"
+	$(BIN)/jupyter labextension develop --overwrite . >/dev/null
+	touch $@
+
+# Rebuild the frontend when its sources change (the editable install built it once already).
+build: $(INSTALLED) dashdock/labextension/package.json
+
+dashdock/labextension/package.json: $(FRONTEND_SOURCES) | $(INSTALLED)
+	jlpm install --immutable
+	jlpm build
+	touch $@
+
+# Browser downloads are blocked here: the UI tests drive Debian's Chromium through playwright.
+chromium:
+	@command -v chromium >/dev/null || { \
+	  echo "Installing Chromium from Debian's packages (needs root)"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+
+lint: build
+	$(BIN)/ruff check dashdock tests ui-tests bench demo
+	$(BIN)/ruff format --check dashdock tests ui-tests bench demo
+	node_modules/.bin/tsc --noEmit -p .
+
+clean:
+	rm -rf lib dashdock/labextension tsconfig.tsbuildinfo node_modules $(VENV)

@@ -1,0 +1,61 @@
+"""A real LocalCluster kept busy with varied sample work, so every dashboard plot has something to show.
+
+Run as a script: prints ``DASHBOARD <url>`` once the cluster is up, then computes until stopped.
+Used by ``make demo`` and by the UI tests (which need a scheduler in its own process).
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import time
+
+import dask
+import dask.array as da
+from distributed import Client, LocalCluster
+
+
+def _slow_increment(x: int) -> int:
+    time.sleep(random.uniform(0.02, 0.2))
+    return x + 1
+
+
+def _one_round(client: Client, round_number: int) -> None:
+    # An array reduction (many small tasks, memory), then a delayed tree (a readable graph).
+    array = da.random.random((3000, 3000), chunks=(300, 300))
+    client.compute((array @ array.T).mean()).result()
+    leaves = [dask.delayed(_slow_increment)(i + round_number) for i in range(32)]
+    pairs = [dask.delayed(sum)(leaves[i : i + 4]) for i in range(0, 32, 4)]
+    client.compute(dask.delayed(sum)(pairs)).result()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--dashboard-port", type=int, default=8787, help="0 picks a free port")
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--pause", type=float, default=0.5, help="seconds between rounds of work")
+    args = parser.parse_args()
+
+    cluster = LocalCluster(
+        n_workers=args.workers,
+        threads_per_worker=1,
+        host="127.0.0.1",
+        dashboard_address=f"127.0.0.1:{args.dashboard_port}",
+    )
+    client = Client(cluster)
+    print(f"DASHBOARD {cluster.dashboard_link}", flush=True)
+    round_number = 0
+    try:
+        while True:
+            _one_round(client, round_number)
+            round_number += 1
+            time.sleep(args.pause)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        client.close()
+        cluster.close()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,190 @@
+"""Real parts for browser tests: a Dask cluster in its own process, JupyterLab with dashdock, Chromium.
+
+Screenshots land in ui-tests/output/ (ignored by git) so a person can look at what the tests saw.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, Page, sync_playwright
+
+ROOT = Path(__file__).resolve().parent.parent
+OUTPUT = Path(__file__).resolve().parent / "output"
+TOKEN = "dashdock-ui-test-token"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _wait_for_http(url: str, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            with urllib.request.urlopen(url, timeout=2):
+                return
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
+
+
+@dataclass
+class DaskCluster:
+    dashboard: str  # e.g. http://127.0.0.1:40123/status
+    process: subprocess.Popen[str]
+
+    @property
+    def root(self) -> str:
+        return self.dashboard.rsplit("/", 1)[0]
+
+
+def start_cluster(port: int = 0) -> DaskCluster:
+    process = subprocess.Popen(
+        [sys.executable, str(ROOT / "demo" / "sample_work.py"), "--dashboard-port", str(port), "--pause", "0.2"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    assert process.stdout is not None
+    for line in process.stdout:
+        if line.startswith("DASHBOARD "):
+            return DaskCluster(line.split(" ", 1)[1].strip(), process)
+    raise RuntimeError("the sample cluster did not start")
+
+
+def stop_cluster(cluster: DaskCluster) -> None:
+    cluster.process.terminate()
+    try:
+        cluster.process.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        cluster.process.kill()
+
+
+@pytest.fixture(scope="session")
+def dask_cluster() -> Iterator[DaskCluster]:
+    cluster = start_cluster()
+    yield cluster
+    stop_cluster(cluster)
+
+
+@dataclass
+class Lab:
+    url: str  # http://127.0.0.1:PORT{base_url}
+    base_url: str
+    process: subprocess.Popen[bytes]
+    log: Path
+
+    def api(self, path: str, method: str = "GET", body: object = None) -> object:
+        request = urllib.request.Request(
+            self.url + path,
+            method=method,
+            data=json.dumps(body).encode() if body is not None else None,
+            headers={"Authorization": f"token {TOKEN}"},
+        )
+        with urllib.request.urlopen(request, timeout=30) as response:
+            text = response.read()
+            return json.loads(text) if text else None
+
+
+def start_lab(tmp: Path, base_url: str = "/") -> Lab:
+    port = free_port()
+    settings = tmp / "settings"
+    # No "news" popup over the screenshots.
+    notification = settings / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings"
+    notification.parent.mkdir(parents=True)
+    notification.write_text(json.dumps({"fetchNews": "false", "checkForUpdates": False}))
+    (tmp / "root").mkdir()
+    log = tmp / "lab.log"
+    env = {**os.environ, "JUPYTER_CONFIG_DIR": str(tmp / "config"), "JUPYTER_DATA_DIR": str(tmp / "data")}
+    args = [
+        sys.executable,
+        "-m",
+        "jupyterlab",
+        "--no-browser",
+        f"--port={port}",
+        "--ServerApp.ip=127.0.0.1",
+        f"--ServerApp.base_url={base_url}",
+        f"--IdentityProvider.token={TOKEN}",
+        f"--ServerApp.root_dir={tmp / 'root'}",
+        f"--LabApp.user_settings_dir={settings}",
+        f"--LabApp.workspaces_dir={tmp / 'workspaces'}",
+        "--LabApp.expose_app_in_browser=True",
+        f"--DashdockApp.sources_file={tmp / 'sources.json'}",
+        "--allow-root",
+    ]
+    with log.open("wb") as out:
+        process = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=tmp)
+    url = f"http://127.0.0.1:{port}{base_url}"
+    _wait_for_http(url + "api/status?token=" + TOKEN)
+    return Lab(url, base_url, process, log)
+
+
+def stop_lab(lab: Lab) -> None:
+    lab.process.terminate()
+    try:
+        lab.process.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        lab.process.kill()
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Iterator[Lab]:
+    base_url = getattr(request, "param", "/")
+    server = start_lab(tmp_path_factory.mktemp("lab"), base_url)
+    yield server
+    stop_lab(server)
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Browser]:
+    executable = shutil.which("chromium") or "/usr/bin/chromium"
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
+        yield launched
+        launched.close()
+
+
+def open_lab(browser: Browser, lab: Lab, workspace: str) -> Page:
+    """A new browser context on a named workspace, so tests do not share their layouts."""
+    context = browser.new_context(viewport={"width": 1500, "height": 950})
+    page = context.new_page()
+    page.set_default_timeout(30_000)
+    page.goto(f"{lab.url}lab/workspaces/{workspace}?token={TOKEN}")
+    wait_for_lab(page)
+    return page
+
+
+def wait_for_lab(page: Page) -> None:
+    page.wait_for_selector("#jp-main-dock-panel", state="visible")
+    page.wait_for_function("() => window.jupyterapp && window.jupyterapp.commands.hasCommand('dashdock:open-plot')")
+
+
+def screenshot(page: Page, name: str) -> Path:
+    OUTPUT.mkdir(exist_ok=True)
+    path = OUTPUT / f"{name}.png"
+    page.screenshot(path=str(path))
+    return path

@@ -1,0 +1,62 @@
+"""What a user does in the dashdock sidebar and panes, as playwright steps."""
+
+from __future__ import annotations
+
+import time
+
+from playwright.sync_api import Frame, Locator, Page
+
+SIDEBAR = ".jp-dashdock-Sidebar"
+PANE = ".jp-dashdock-PlotPane"
+
+
+def open_sidebar(page: Page) -> Locator:
+    page.click('.jp-SideBar .lm-TabBar-tab[data-id="dashdock-sidebar"]')
+    sidebar = page.locator(SIDEBAR)
+    sidebar.wait_for(state="visible")
+    return sidebar
+
+
+def add_source(page: Page, url: str) -> None:
+    page.fill(".jp-dashdock-AddSource-url", url)
+    page.press(".jp-dashdock-AddSource-url", "Enter")
+
+
+def plot_item(page: Page, name: str) -> Locator:
+    return page.locator(f'{SIDEBAR} .jp-dashdock-Plot[data-name="{name}"]')
+
+
+def pane(page: Page, name: str) -> Locator:
+    return page.locator(f"{PANE}:has(iframe[title='{name}'])")
+
+
+def pane_frame(page: Page, name: str) -> Frame:
+    handle = pane(page, name).locator("iframe").element_handle()
+    assert handle is not None
+    frame = handle.content_frame()
+    assert frame is not None
+    return frame
+
+
+def wait_for_bokeh_plot(page: Page, name: str) -> None:
+    """The pane shows a Bokeh document with at least one root, drawn on a visible canvas."""
+    frame = pane_frame(page, name)
+    frame.wait_for_function(
+        "() => window.Bokeh && Bokeh.documents.length > 0 && Bokeh.documents[0].roots().length > 0",
+        timeout=45_000,
+    )
+    frame.locator("canvas").first.wait_for(state="visible", timeout=45_000)
+
+
+def drag_to(page: Page, source: Locator, x: float, y: float) -> None:
+    """Press on `source`, move past the drag threshold in small steps, release at (x, y)."""
+    box = source.bounding_box()
+    assert box is not None
+    start_x, start_y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+    page.mouse.move(start_x, start_y)
+    page.mouse.down()
+    page.mouse.move(start_x + 20, start_y + 5, steps=4)
+    page.mouse.move(x, y, steps=20)
+    time.sleep(0.3)  # let the dock compute its drop overlay under a still pointer
+    page.mouse.move(x + 1, y, steps=2)
+    page.mouse.up()
