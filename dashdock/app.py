@@ -9,6 +9,7 @@ from jupyter_core.paths import jupyter_data_dir
 from jupyter_server.extension.application import ExtensionApp
 from traitlets import Float, Int, List, Unicode, default
 
+from .bokeh_static import LocalBokehJS
 from .handlers import API_ROUTES
 from .proxy import ProxyHandler, ProxySettings
 from .registry import SourceError, SourceRegistry
@@ -78,7 +79,13 @@ class DashdockApp(ExtensionApp):
             (
                 r"/dashdock/proxy/.*",
                 ProxyHandler,
-                {"registry": self.registry, "client": self.client, "allowlist": self.allowlist, "proxy": proxy},
+                {
+                    "registry": self.registry,
+                    "client": self.client,
+                    "allowlist": self.allowlist,
+                    "proxy": proxy,
+                    "bokeh_js": LocalBokehJS(),
+                },
             )
         )
 

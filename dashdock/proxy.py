@@ -22,6 +22,7 @@ from tornado.iostream import StreamClosedError
 from tornado.websocket import WebSocketClosedError, WebSocketHandler
 from yarl import URL
 
+from .bokeh_static import IMMUTABLE, LocalBokehJS, StaticAsset
 from .headers import (
     FRAME_POLICY,
     confine_cookie,
@@ -69,9 +70,15 @@ class ProxyHandler(JupyterHandler, WebSocketHandler):
     auth_resource = "dashdock"
 
     def initialize(
-        self, registry: SourceRegistry, client: UpstreamClient, allowlist: Allowlist, proxy: ProxySettings
+        self,
+        registry: SourceRegistry,
+        client: UpstreamClient,
+        allowlist: Allowlist,
+        proxy: ProxySettings,
+        bokeh_js: LocalBokehJS,
     ) -> None:
         self._registry = registry
+        self._bokeh_js = bokeh_js
         self._client = client
         self._allowlist = allowlist
         self._proxy = proxy
@@ -130,8 +137,22 @@ class ProxyHandler(JupyterHandler, WebSocketHandler):
     async def get(self, *args: Any, **kwargs: Any) -> None:
         if self._is_upgrade:
             await self._open_websocket()
+            return
+        asset = await self._bokeh_js.lookup(self._route.path, self.request.query)
+        if asset is not None:
+            self._serve_local(asset)
         else:
             await self._relay_http()
+
+    def _serve_local(self, asset: StaticAsset) -> None:
+        self.set_header("Content-Type", "text/javascript; charset=UTF-8")
+        self.set_header("Cache-Control", IMMUTABLE)
+        self.set_header("Vary", "Accept-Encoding")
+        if "gzip" in self.request.headers.get("Accept-Encoding", ""):
+            self.set_header("Content-Encoding", "gzip")
+            self.finish(asset.gzipped)
+        else:
+            self.finish(asset.raw)
 
     async def head(self, *args: Any) -> None:
         await self._relay_http()
