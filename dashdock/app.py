@@ -11,6 +11,7 @@ from traitlets import Float, Int, List, Unicode, default
 
 from .bokeh_static import LocalBokehJS
 from .handlers import API_ROUTES
+from .panes import PaneRegistry
 from .proxy import ProxyHandler, ProxySettings
 from .registry import SourceError, SourceRegistry
 from .targets import DEFAULT_ALLOWED_TARGETS, Allowlist
@@ -67,6 +68,7 @@ class DashdockApp(ExtensionApp):
         self.allowlist = Allowlist(self.allowed_targets)
         store = Path(self.sources_file) if self.sources_file else None
         self.registry = SourceRegistry(self.client, self.allowlist, store, self.log)
+        self.panes = PaneRegistry()
 
     def initialize_handlers(self) -> None:
         proxy = ProxySettings(
@@ -74,7 +76,8 @@ class DashdockApp(ExtensionApp):
             read_timeout=self.read_timeout,
             websocket_max_message_size=self.websocket_max_message_size,
         )
-        self.handlers.extend((pattern, handler, {"registry": self.registry}) for pattern, handler in API_ROUTES)
+        api = {"registry": self.registry, "panes": self.panes}
+        self.handlers.extend((pattern, handler, api) for pattern, handler in API_ROUTES)
         self.handlers.append(
             (
                 r"/dashdock/proxy/.*",
@@ -85,6 +88,7 @@ class DashdockApp(ExtensionApp):
                     "allowlist": self.allowlist,
                     "proxy": proxy,
                     "bokeh_js": LocalBokehJS(),
+                    "panes": self.panes,
                 },
             )
         )

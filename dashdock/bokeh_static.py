@@ -45,7 +45,9 @@ def _load(name: str) -> StaticAsset | None:
         raw = (directory / name).read_bytes()
     except OSError:
         return None
-    return StaticAsset(name, hashlib.sha512(raw).hexdigest(), raw, gzip.compress(raw, compresslevel=9, mtime=0))
+    return StaticAsset(
+        name, hashlib.sha512(raw).hexdigest(), raw, gzip.compress(raw, compresslevel=9, mtime=0)
+    )
 
 
 class LocalBokehJS:

@@ -16,11 +16,32 @@ _GROUP_KEYWORDS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("memory", ("memory", "disk")),
     (
         "tasks",
-        ("task", "progress", "graph", "groups", "exceptions", "per key", "per action", "performance", "profile"),
+        (
+            "task",
+            "progress",
+            "graph",
+            "groups",
+            "exceptions",
+            "per key",
+            "per action",
+            "performance",
+            "profile",
+        ),
     ),
     (
         "workers",
-        ("worker", "cpu", "occupancy", "processing", "network", "bandwidth", "transfer", "system", "cluster map", "contention"),
+        (
+            "worker",
+            "cpu",
+            "occupancy",
+            "processing",
+            "network",
+            "bandwidth",
+            "transfer",
+            "system",
+            "cluster map",
+            "contention",
+        ),
     ),
 )
 
@@ -65,7 +86,12 @@ def parse_catalog(document: object) -> list[Plot]:
         raise ValueError("individual-plots.json is not a JSON object")
     plots = []
     for title, path in document.items():
-        if not isinstance(title, str) or not isinstance(path, str) or not _PATH_RE.match(path) or ".." in path:
+        if (
+            not isinstance(title, str)
+            or not isinstance(path, str)
+            or not _PATH_RE.match(path)
+            or ".." in path
+        ):
             continue
         name = display_name(title)
         plots.append(Plot(name=name, group=group_of(name), path=path))

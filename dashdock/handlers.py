@@ -1,4 +1,4 @@
-"""REST API under ``{base_url}dashdock/api/``: sources and their plots.
+"""REST API under ``{base_url}dashdock/api/``: sources, their plots, and the state of panes.
 
 Errors are raised as ``HTTPError``; ``APIHandler`` turns them into ``{"message": ...}`` JSON.
 Mutating calls go through Jupyter's XSRF check (``APIHandler.prepare``).
@@ -14,14 +14,16 @@ from jupyter_server.base.handlers import APIHandler
 from jupyter_server.utils import url_path_join
 from tornado import web
 
+from .panes import ALLOWED_INTERVALS, PaneRegistry, PaneState
 from .registry import SourceError, SourceRegistry
 
 
 class _DashdockAPIHandler(APIHandler):
     auth_resource = "dashdock"
 
-    def initialize(self, registry: SourceRegistry) -> None:
+    def initialize(self, registry: SourceRegistry, panes: PaneRegistry) -> None:
         self.registry = registry
+        self.panes = panes
 
     def read_json_body(self) -> dict[str, Any]:
         try:
@@ -109,10 +111,46 @@ class PlotsHandler(_DashdockAPIHandler):
         )
 
 
+class PanesHandler(_DashdockAPIHandler):
+    @web.authenticated
+    @authorized
+    async def get(self) -> None:
+        self.finish(json.dumps({"panes": [self.panes.to_json(pane) for pane in self.panes.known_panes()]}))
+
+
+class PaneHandler(_DashdockAPIHandler):
+    """A pane's relay state: ``{"paused": bool, "interval": 0 | 1 | 5}`` (seconds between updates)."""
+
+    @web.authenticated
+    @authorized
+    async def get(self, pane_id: str) -> None:
+        self.finish(json.dumps(self.panes.to_json(pane_id)))
+
+    @web.authenticated
+    @authorized
+    async def patch(self, pane_id: str) -> None:
+        body = self.read_json_body()
+        state = self.panes.state(pane_id)
+        paused, interval = body.get("paused", state.paused), body.get("interval", state.interval)
+        if not isinstance(paused, bool):
+            raise web.HTTPError(400, "'paused' must be true or false.")
+        if (
+            isinstance(interval, bool)
+            or not isinstance(interval, int | float)
+            or interval not in ALLOWED_INTERVALS
+        ):
+            raise web.HTTPError(400, "'interval' must be one of 0 (live), 1 or 5 seconds.")
+        self.panes.set_state(pane_id, PaneState(paused=paused, interval=float(interval)))
+        self.finish(json.dumps(self.panes.to_json(pane_id)))
+
+
 _SOURCE_ID = r"(?P<source_id>[a-z0-9-]{1,64})"
+_PANE_ID = r"(?P<pane_id>[A-Za-z0-9_-]{1,80})"
 
 API_ROUTES = [
     (r"/dashdock/api/sources", SourcesHandler),
     (rf"/dashdock/api/sources/{_SOURCE_ID}", SourceHandler),
     (rf"/dashdock/api/sources/{_SOURCE_ID}/plots", PlotsHandler),
+    (r"/dashdock/api/panes", PanesHandler),
+    (rf"/dashdock/api/panes/{_PANE_ID}", PaneHandler),
 ]

@@ -32,8 +32,8 @@ FORWARDED_REQUEST_HEADERS = frozenset(
     }
 )
 
-# Query parameters that authenticate to Jupyter and must not reach a dashboard.
-_CREDENTIAL_QUERY_KEYS = frozenset({"token", "_xsrf"})
+# Query parameters that authenticate to Jupyter, or address dashdock itself: they stay here.
+_PRIVATE_QUERY_KEYS = frozenset({"token", "_xsrf", "dashdock-pane"})
 
 # Hop-by-hop and framing headers that the relay sets itself.
 _DROPPED_RESPONSE_HEADERS = frozenset(
@@ -66,13 +66,13 @@ def upstream_request_headers(browser_headers: dict[str, str] | object) -> dict[s
 
 
 def upstream_query(query: str) -> str:
-    """The query string without Jupyter credentials, otherwise byte for byte as sent."""
+    """The query string without Jupyter credentials and dashdock's own keys, otherwise as sent."""
     if not query:
         return ""
     pairs = parse_qsl(query, keep_blank_values=True)
-    if not any(key in _CREDENTIAL_QUERY_KEYS for key, _ in pairs):
+    if not any(key in _PRIVATE_QUERY_KEYS for key, _ in pairs):
         return query
-    return urlencode([(key, value) for key, value in pairs if key not in _CREDENTIAL_QUERY_KEYS])
+    return urlencode([(key, value) for key, value in pairs if key not in _PRIVATE_QUERY_KEYS])
 
 
 def passed_response_headers(upstream_headers: object) -> list[tuple[str, str]]:
@@ -84,7 +84,9 @@ def passed_response_headers(upstream_headers: object) -> list[tuple[str, str]]:
     ]
 
 
-def rewrite_location(location: str, target: Target, upstream_root: str, request_url: str, proxy_prefix: str) -> str | None:
+def rewrite_location(
+    location: str, target: Target, upstream_root: str, request_url: str, proxy_prefix: str
+) -> str | None:
     """Map a dashboard redirect onto the proxy, or ``None`` when it leaves the dashboard.
 
     ``request_url`` is the upstream URL that was requested, so relative locations resolve as the

@@ -8,7 +8,6 @@ with backpressure, forwards both Bokeh subprotocols, and closes each websocket s
 
 from __future__ import annotations
 
-import asyncio
 import html
 import re
 from dataclasses import dataclass
@@ -19,7 +18,7 @@ from jupyter_server.base.handlers import JupyterHandler
 from jupyter_server.utils import ensure_async, url_path_join
 from tornado import web
 from tornado.iostream import StreamClosedError
-from tornado.websocket import WebSocketClosedError, WebSocketHandler
+from tornado.websocket import WebSocketHandler
 from yarl import URL
 
 from .bokeh_static import IMMUTABLE, LocalBokehJS, StaticAsset
@@ -31,14 +30,14 @@ from .headers import (
     upstream_query,
     upstream_request_headers,
 )
+from .panes import PaneRegistry
 from .registry import SourceError, SourceRegistry
 from .targets import Allowlist, Target, TargetError, parse_target_segment
-from .upstream import UpstreamClient
+from .upstream import UpstreamClient, as_http_error
+from .ws_relay import WebSocketRelayMixin
 
 _SOURCE_ID_RE = re.compile(r"^[a-z0-9-]{1,64}$")
 _BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
-# Close codes that may be sent on the wire (RFC 6455 7.4); others become 1011 (server error).
-_SENDABLE_CLOSE_CODES = frozenset({1000, 1001, 1002, 1003, 1007, 1008, 1009, 1010, 1011})
 
 
 @dataclass(frozen=True)
@@ -58,13 +57,14 @@ class Route:
     upstream_root: str  # path of the dashboard root on the target ("" for the host root)
     proxy_prefix: str  # this server's path that stands for upstream_root
     path: str  # raw (still percent-encoded) path below the root
+    source_id: str | None  # the registered source, when the path named one
 
     @property
     def upstream_url(self) -> str:
         return self.target.origin + self.upstream_root + self.path
 
 
-class ProxyHandler(JupyterHandler, WebSocketHandler):
+class ProxyHandler(WebSocketRelayMixin, JupyterHandler, WebSocketHandler):
     """One handler for both protocols: the Bokeh page and its ``/ws`` share a URL prefix."""
 
     auth_resource = "dashdock"
@@ -76,14 +76,14 @@ class ProxyHandler(JupyterHandler, WebSocketHandler):
         allowlist: Allowlist,
         proxy: ProxySettings,
         bokeh_js: LocalBokehJS,
+        panes: PaneRegistry,
     ) -> None:
         self._registry = registry
+        self._panes = panes
         self._bokeh_js = bokeh_js
         self._client = client
         self._allowlist = allowlist
         self._proxy = proxy
-        self._upstream_ws: aiohttp.ClientWebSocketResponse | None = None
-        self._pump: asyncio.Task[None] | None = None
 
     # -- routing and authentication ------------------------------------------------------
 
@@ -100,7 +100,9 @@ class ProxyHandler(JupyterHandler, WebSocketHandler):
         if self.current_user is None:
             raise web.HTTPError(403)
         action = "read" if self.request.method in ("GET", "HEAD", "OPTIONS") else "write"
-        if not await ensure_async(self.authorizer.is_authorized(self, self.current_user, action, self.auth_resource)):
+        if not await ensure_async(
+            self.authorizer.is_authorized(self, self.current_user, action, self.auth_resource)
+        ):
             raise web.HTTPError(403)
         self._route = self._resolve_route()
 
@@ -117,7 +119,7 @@ class ProxyHandler(JupyterHandler, WebSocketHandler):
                 source = self._registry.get(segment)
             except SourceError as exc:
                 raise web.HTTPError(404, reason="Unknown source") from exc
-            return Route(source.target, source.root_path, proxy_prefix, path)
+            return Route(source.target, source.root_path, proxy_prefix, path, source.id)
         try:
             target = parse_target_segment(segment)
         except TargetError as exc:
@@ -126,7 +128,11 @@ class ProxyHandler(JupyterHandler, WebSocketHandler):
             raise web.HTTPError(
                 403, f"{target.netloc} is not an allowed target; see c.DashdockApp.allowed_targets."
             )
-        return Route(target, "", proxy_prefix, path)
+        return Route(target, "", proxy_prefix, path, None)
+
+    @property
+    def route(self) -> Route:
+        return self._route
 
     def _upstream_url(self) -> URL:
         query = upstream_query(self.request.query)
@@ -196,10 +202,12 @@ class ProxyHandler(JupyterHandler, WebSocketHandler):
         except (TimeoutError, aiohttp.ClientError) as exc:
             if self._headers_written:
                 # Mid-body: the status is gone, so the only honest signal is a cut connection.
-                self.log.info("dashdock: upstream %s failed mid-response: %s", route.target.netloc, type(exc).__name__)
+                self.log.info(
+                    "dashdock: upstream %s failed mid-response: %s", route.target.netloc, type(exc).__name__
+                )
                 self.request.connection.close()  # type: ignore[union-attr]
                 return
-            raise _upstream_http_error(route.target, exc) from None
+            raise as_http_error(route.target, exc) from None
 
     def _start_response(self, response: aiohttp.ClientResponse) -> None:
         route = self._route
@@ -218,7 +226,9 @@ class ProxyHandler(JupyterHandler, WebSocketHandler):
                 location, route.target, route.upstream_root, str(response.url), route.proxy_prefix
             )
             if rewritten is None:
-                raise web.HTTPError(502, "The dashboard redirected to another host; dashdock does not follow it.")
+                raise web.HTTPError(
+                    502, "The dashboard redirected to another host; dashdock does not follow it."
+                )
             self.set_header("Location", rewritten)
 
     def write_error(self, status_code: int, **kwargs: Any) -> None:
@@ -226,97 +236,17 @@ class ProxyHandler(JupyterHandler, WebSocketHandler):
         exc_info = kwargs.get("exc_info")
         message = self._reason
         if exc_info and isinstance(exc_info[1], web.HTTPError) and exc_info[1].log_message:
-            message = exc_info[1].log_message % exc_info[1].args if exc_info[1].args else exc_info[1].log_message
+            message = (
+                exc_info[1].log_message % exc_info[1].args if exc_info[1].args else exc_info[1].log_message
+            )
         self.clear_header("Content-Type")
         self.set_header("Content-Type", "text/html; charset=UTF-8")
-        self.set_header("Content-Security-Policy", FRAME_POLICY + "; default-src 'none'; style-src 'unsafe-inline'")
+        self.set_header(
+            "Content-Security-Policy", FRAME_POLICY + "; default-src 'none'; style-src 'unsafe-inline'"
+        )
         self.finish(
             "<!DOCTYPE html><html><head><meta charset='utf-8'><title>dashdock</title></head>"
             "<body style='font-family: sans-serif; padding: 1em'>"
             f"<h3>dashdock: {status_code} {html.escape(self._reason)}</h3>"
             f"<p class='jp-dashdock-error'>{html.escape(message)}</p></body></html>"
         )
-
-    # -- websockets --------------------------------------------------------------------------
-
-    @property
-    def max_message_size(self) -> int:
-        return self._proxy.websocket_max_message_size
-
-    def get_compression_options(self) -> dict[str, Any] | None:
-        return None  # plots stream many small messages; deflate would cost latency for little gain
-
-    async def _open_websocket(self) -> None:
-        # Refuse a foreign Origin (cross-site websocket hijacking) before connecting upstream.
-        if not self.check_origin(self.request.headers.get("Origin", "")):
-            raise web.HTTPError(403, "Cross-origin websocket refused.")
-        protocols = [p.strip() for p in self.request.headers.get("Sec-WebSocket-Protocol", "").split(",") if p.strip()]
-        route = self._route
-        try:
-            self._upstream_ws = await self._client.session.ws_connect(
-                self._upstream_url(),
-                protocols=protocols,
-                headers={"Origin": route.target.origin, **upstream_request_headers(self.request.headers)},
-                max_msg_size=0,
-                autoclose=False,
-                autoping=True,
-                compress=0,
-                timeout=aiohttp.ClientWSTimeout(ws_receive=None, ws_close=5.0),
-            )
-        except (TimeoutError, aiohttp.ClientError) as exc:
-            raise _upstream_http_error(route.target, exc) from None
-        await WebSocketHandler.get(self)
-
-    def select_subprotocol(self, subprotocols: list[str]) -> str | None:
-        return self._upstream_ws.protocol if self._upstream_ws is not None else None
-
-    def open(self, *args: Any, **kwargs: Any) -> None:
-        self.set_nodelay(True)  # Bokeh sends a message as several small frames; don't let Nagle hold them
-        self._pump = asyncio.create_task(self._relay_upstream_messages())
-
-    async def on_message(self, message: str | bytes) -> None:
-        # Awaiting the upstream send makes tornado wait before reading the next browser message.
-        upstream = self._upstream_ws
-        if upstream is None or upstream.closed:
-            return
-        try:
-            if isinstance(message, bytes):
-                await upstream.send_bytes(message)
-            else:
-                await upstream.send_str(message)
-        except (ConnectionError, aiohttp.ClientError):
-            self.close(1011, "dashboard connection lost")
-
-    async def _relay_upstream_messages(self) -> None:
-        upstream = self._upstream_ws
-        assert upstream is not None
-        try:
-            async for message in upstream:
-                if message.type == aiohttp.WSMsgType.TEXT:
-                    await self.write_message(message.data)
-                elif message.type == aiohttp.WSMsgType.BINARY:
-                    await self.write_message(message.data, binary=True)
-                else:
-                    break
-        except (WebSocketClosedError, StreamClosedError, aiohttp.ClientError, ConnectionError):
-            pass
-        finally:
-            code = upstream.close_code
-            self.close(code if code in _SENDABLE_CLOSE_CODES else 1011 if code else 1000, "dashboard closed")
-            await upstream.close()
-
-    def on_close(self) -> None:
-        upstream = self._upstream_ws
-        if upstream is not None and not upstream.closed:
-            asyncio.ensure_future(upstream.close())
-        # The relay task ends by itself once the upstream socket is closed.
-
-
-def _upstream_http_error(target: Target, exc: BaseException) -> web.HTTPError:
-    if isinstance(exc, TimeoutError) or isinstance(exc, aiohttp.ServerTimeoutError):
-        return web.HTTPError(504, f"The dashboard at {target.netloc} did not answer in time.")
-    if isinstance(exc, aiohttp.WSServerHandshakeError):
-        return web.HTTPError(502, f"The dashboard at {target.netloc} refused the websocket (HTTP {exc.status}).")
-    if isinstance(exc, aiohttp.ClientConnectorError):
-        return web.HTTPError(502, f"The dashboard at {target.netloc} could not be reached. Is the scheduler running?")
-    return web.HTTPError(502, f"The dashboard at {target.netloc} sent a malformed answer.")

@@ -46,6 +46,7 @@ class Source:
     kind: str  # "url" (added by a user); later kinds: "cluster", "kernel"
     dashboard: DashboardURL
     health: Health = field(default_factory=Health)
+    lost: int = 0  # how often an open plot lost its dashboard connection (a restart, a crash)
 
     @property
     def target(self) -> Target:
@@ -62,6 +63,7 @@ class Source:
             "kind": self.kind,
             "url": self.dashboard.url,
             "health": self.health.to_json(),
+            "lost": self.lost,
         }
 
 
@@ -154,6 +156,13 @@ class SourceRegistry:
         else:
             self._mark(source, "up", "")
         return source
+
+    def note_lost(self, source_id: str) -> None:
+        """A relay lost its dashboard while the browser still listened: the scheduler went away."""
+        source = self._sources.get(source_id)
+        if source is not None:
+            source.lost += 1
+            self._mark(source, "down", "The connection to the dashboard was lost.")
 
     def _mark(self, source: Source, status: str, message: str) -> None:
         source.health = Health(status, message, time.time())

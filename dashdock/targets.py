@@ -20,7 +20,9 @@ _HOSTNAME_RE = re.compile(rf"^{_HOST_LABEL}(?:\.{_HOST_LABEL})*$")
 # Labels that getaddrinfo would read as a number (``0x7f``, ``017``, ``2130706433``).
 _NUMERIC_LABEL_RE = re.compile(r"^(?:0x[0-9a-f]*|[0-9]+)$")
 # A target segment in a proxy path: ``host:port`` or ``[v6]:port``; nothing else.
-_TARGET_SEGMENT_RE = re.compile(r"^(?:\[(?P<v6>[0-9a-fA-F:.]+)\]|(?P<host>[A-Za-z0-9.-]+)):(?P<port>[0-9]{1,5})$")
+_TARGET_SEGMENT_RE = re.compile(
+    r"^(?:\[(?P<v6>[0-9a-fA-F:.]+)\]|(?P<host>[A-Za-z0-9.-]+)):(?P<port>[0-9]{1,5})$"
+)
 _UNSAFE_URL_CHARS = re.compile(r"[\x00-\x20\x7f\\<>\"'`{}|^]")
 MAX_URL_LENGTH = 2048
 

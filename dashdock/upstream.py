@@ -11,6 +11,9 @@ import json
 from dataclasses import dataclass
 
 import aiohttp
+from tornado import web
+
+from .targets import Target
 
 
 class UpstreamError(Exception):
@@ -77,3 +80,18 @@ class UpstreamClient:
             raise UpstreamError("The server could not be reached.", unreachable=True) from exc
         except aiohttp.ClientError as exc:
             raise UpstreamError("The server sent a malformed answer.", unreachable=False) from exc
+
+
+def as_http_error(target: Target, exc: BaseException) -> web.HTTPError:
+    """The HTTP error a browser gets when a dashboard failed; says which dashboard, echoes no input."""
+    if isinstance(exc, TimeoutError) or isinstance(exc, aiohttp.ServerTimeoutError):
+        return web.HTTPError(504, f"The dashboard at {target.netloc} did not answer in time.")
+    if isinstance(exc, aiohttp.WSServerHandshakeError):
+        return web.HTTPError(
+            502, f"The dashboard at {target.netloc} refused the websocket (HTTP {exc.status})."
+        )
+    if isinstance(exc, aiohttp.ClientConnectorError):
+        return web.HTTPError(
+            502, f"The dashboard at {target.netloc} could not be reached. Is the scheduler running?"
+        )
+    return web.HTTPError(502, f"The dashboard at {target.netloc} sent a malformed answer.")

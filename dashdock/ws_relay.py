@@ -1,0 +1,167 @@
+"""The websocket half of the proxy: relay a browser's websocket to a dashboard's, both ways.
+
+Mixed into ``ProxyHandler`` (one handler serves a page and its ``/ws``). Each relay registers
+with the pane it feeds, so a pane can be paused (the upstream session is closed and nothing more
+reaches the browser; the plot stays as it was) or throttled (messages are delivered in order,
+in batches, every N seconds). A dashboard that goes away under an open relay is reported to the
+source registry, so panes can tell "reconnecting" from "live".
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from typing import TYPE_CHECKING, Any
+
+import aiohttp
+from tornado import web
+from tornado.iostream import StreamClosedError
+from tornado.websocket import WebSocketClosedError, WebSocketHandler
+
+from .headers import upstream_request_headers
+from .panes import PANE_QUERY_KEY, PaneRelay, PaneState
+from .upstream import as_http_error
+
+if TYPE_CHECKING:
+    from .proxy import ProxyHandler
+
+# Close codes that may be sent on the wire (RFC 6455 7.4); others become 1011 (server error).
+_SENDABLE_CLOSE_CODES = frozenset({1000, 1001, 1002, 1003, 1007, 1008, 1009, 1010, 1011})
+_PANE_ID_RE = re.compile(r"^[A-Za-z0-9_-]{1,80}$")
+
+
+class WebSocketRelayMixin:
+    """Websocket methods of ``ProxyHandler``."""
+
+    _upstream_ws: aiohttp.ClientWebSocketResponse | None = None
+    _pump: asyncio.Task[None] | None = None
+    _pane: PaneRelay | None = None
+    _state: PaneState = PaneState()
+    _outbox: list[aiohttp.WSMessage]
+    _flush_task: asyncio.Task[None] | None = None
+    _deliver_lock: asyncio.Lock
+    _closing: asyncio.Future[None] | None = None  # kept so the close is not garbage-collected mid-way
+
+    @property
+    def max_message_size(self: ProxyHandler) -> int:  # type: ignore[misc]
+        return self._proxy.websocket_max_message_size
+
+    def get_compression_options(self) -> dict[str, Any] | None:
+        return None  # plots stream many small messages; deflate would cost latency for little gain
+
+    async def _open_websocket(self: ProxyHandler) -> None:  # type: ignore[misc]
+        # Refuse a foreign Origin (cross-site websocket hijacking) before connecting upstream.
+        if not self.check_origin(self.request.headers.get("Origin", "")):
+            raise web.HTTPError(403, "Cross-origin websocket refused.")
+        protocols = [
+            p.strip() for p in self.request.headers.get("Sec-WebSocket-Protocol", "").split(",") if p.strip()
+        ]
+        route = self.route
+        pane_id = self.get_query_argument(PANE_QUERY_KEY, "")
+        if pane_id and _PANE_ID_RE.match(pane_id):
+            self._pane = PaneRelay(pane_id, route.source_id, self._on_pane_state)
+            self._state = self._panes.state(pane_id)
+        try:
+            self._upstream_ws = await self._client.session.ws_connect(
+                self._upstream_url(),
+                protocols=protocols,
+                headers={"Origin": route.target.origin, **upstream_request_headers(self.request.headers)},
+                max_msg_size=0,
+                autoclose=False,
+                autoping=True,
+                compress=0,
+                timeout=aiohttp.ClientWSTimeout(ws_receive=None, ws_close=5.0),
+            )
+        except (TimeoutError, aiohttp.ClientError) as exc:
+            raise as_http_error(route.target, exc) from None
+        await WebSocketHandler.get(self)
+
+    def select_subprotocol(self, subprotocols: list[str]) -> str | None:
+        return self._upstream_ws.protocol if self._upstream_ws is not None else None
+
+    def open(self: ProxyHandler, *args: Any, **kwargs: Any) -> None:  # type: ignore[misc]
+        self.set_nodelay(True)  # Bokeh sends a message as several small frames; don't let Nagle hold them
+        self._outbox = []
+        self._deliver_lock = asyncio.Lock()
+        if self._pane is not None:
+            self._panes.attach(self._pane)
+        self._pump = asyncio.create_task(self._relay_upstream_messages())
+
+    async def on_message(self: ProxyHandler, message: str | bytes) -> None:  # type: ignore[misc]
+        # Awaiting the upstream send makes tornado wait before reading the next browser message.
+        upstream = self._upstream_ws
+        if upstream is None or upstream.closed:
+            return
+        try:
+            if isinstance(message, bytes):
+                await upstream.send_bytes(message)
+            else:
+                await upstream.send_str(message)
+        except (ConnectionError, aiohttp.ClientError):
+            self.close(1011, "dashboard connection lost")
+
+    def _on_pane_state(self, state: PaneState) -> None:
+        self._state = state
+        if state.paused and self._upstream_ws is not None and not self._upstream_ws.closed:
+            # Closing upstream ends the relay loop; the browser socket stays open and silent,
+            # so the plot stays frozen as it was instead of showing a disconnect.
+            self._closing = asyncio.ensure_future(self._upstream_ws.close())
+
+    async def _relay_upstream_messages(self: ProxyHandler) -> None:  # type: ignore[misc]
+        upstream = self._upstream_ws
+        assert upstream is not None
+        lost = False
+        try:
+            if self._state.paused:
+                return
+            async for message in upstream:
+                if message.type not in (aiohttp.WSMsgType.TEXT, aiohttp.WSMsgType.BINARY):
+                    break
+                self._outbox.append(message)
+                if not self._state.interval:
+                    await self._deliver()
+                elif self._flush_task is None:
+                    self._flush_task = asyncio.create_task(self._deliver_later(self._state.interval))
+            lost = not self._state.paused and self.ws_connection is not None
+        except (WebSocketClosedError, StreamClosedError):
+            pass
+        except (aiohttp.ClientError, ConnectionError):
+            lost = True
+        finally:
+            await upstream.close()
+            if lost and self._pane is not None and self._pane.source_id is not None:
+                self._registry.note_lost(self._pane.source_id)
+            if not self._state.paused:
+                code = upstream.close_code
+                self.close(
+                    code if code in _SENDABLE_CLOSE_CODES else 1011 if code else 1000, "dashboard closed"
+                )
+
+    async def _deliver_later(self, delay: float) -> None:
+        await asyncio.sleep(delay)
+        self._flush_task = None
+        try:
+            await self._deliver()
+        except (WebSocketClosedError, StreamClosedError):
+            pass
+
+    async def _deliver(self: ProxyHandler) -> None:  # type: ignore[misc]
+        # One delivery at a time: a timed flush and a live one must not interleave their messages.
+        async with self._deliver_lock:
+            outbox, self._outbox = self._outbox, []
+            for message in outbox:
+                binary = message.type == aiohttp.WSMsgType.BINARY
+                await self.write_message(message.data, binary=binary)
+                if self._pane is not None:
+                    self._pane.stats.messages += 1
+                    self._pane.stats.bytes += len(message.data)
+
+    def on_close(self: ProxyHandler) -> None:  # type: ignore[misc]
+        if self._pane is not None:
+            self._panes.detach(self._pane)
+        if self._flush_task is not None:
+            self._flush_task.cancel()
+        upstream = self._upstream_ws
+        if upstream is not None and not upstream.closed:
+            self._closing = asyncio.ensure_future(upstream.close())
+        # The relay task ends by itself once the upstream socket is closed.
