@@ -13,8 +13,10 @@ demo: build
 	$(BIN)/python demo/run_demo.py
 
 ## make test: install what the tests need (Chromium included) and run every test
+# Two runs: the server suite uses pytest-jupyter's event loop, the browser suite playwright's.
 test: build chromium
-	$(BIN)/python -m pytest -p no:cacheprovider tests ui-tests
+	$(BIN)/python -m pytest -p no:cacheprovider tests
+	$(BIN)/python -m pytest -p no:cacheprovider ui-tests
 
 test-server: build
 	$(BIN)/python -m pytest -p no:cacheprovider tests

@@ -48,7 +48,8 @@ _GROUP_KEYWORDS: tuple[tuple[str, tuple[str, ...]], ...] = (
 # The plots most people open first lead their group; the rest follow by name.
 _FEATURED = ("Task Stream", "Progress", "Graph", "Workers Memory", "Cluster Memory", "Workers", "CPU")
 
-_PATH_RE = re.compile(r"^/[A-Za-z0-9._/-]{1,200}$")
+# One leading slash only: "//host/x" would be a link to another host.
+_PATH_RE = re.compile(r"^/(?!/)[A-Za-z0-9._/-]{1,200}$")
 
 
 @dataclass(frozen=True)

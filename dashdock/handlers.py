@@ -46,6 +46,9 @@ class SourcesHandler(_DashdockAPIHandler):
     @web.authenticated
     @authorized
     async def get(self) -> None:
+        """The sources; with ``?check=1`` each one's ``/health`` is asked first (all at once)."""
+        if self.get_query_argument("check", "0") == "1":
+            await self.registry.check_all()
         self.finish(json.dumps({"sources": [source.to_json() for source in self.registry.list()]}))
 
     @web.authenticated

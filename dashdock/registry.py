@@ -157,6 +157,9 @@ class SourceRegistry:
             self._mark(source, "up", "")
         return source
 
+    async def check_all(self) -> None:
+        await asyncio.gather(*(self.check_health(source_id) for source_id in list(self._sources)))
+
     def note_lost(self, source_id: str) -> None:
         """A relay lost its dashboard while the browser still listened: the scheduler went away."""
         source = self._sources.get(source_id)
@@ -189,6 +192,8 @@ class SourceRegistry:
         try:
             saved = json.loads(await asyncio.to_thread(self._store.read_text))
             for entry in saved["sources"]:
+                if not isinstance(entry, dict) or not isinstance(entry.get("url"), str):
+                    raise ValueError("an entry is not {'url': str, 'name': str}")
                 dashboard = parse_dashboard_url(entry["url"])
                 source_id = source_id_for(dashboard.url)
                 if self._allowlist.allows(dashboard.target):

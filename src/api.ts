@@ -45,8 +45,11 @@ export async function requestAPI<T>(
   return data as T;
 }
 
-export async function listSources(): Promise<ISource[]> {
-  return (await requestAPI<{ sources: ISource[] }>('sources')).sources;
+/**
+ * The server's sources; with `check`, each scheduler's `/health` is asked first.
+ */
+export async function listSources(check = false): Promise<ISource[]> {
+  return (await requestAPI<{ sources: ISource[] }>(check ? 'sources?check=1' : 'sources')).sources;
 }
 
 export function addSource(url: string, name?: string): Promise<ISource> {
@@ -65,9 +68,24 @@ export async function listPlots(id: string): Promise<IPlot[]> {
 }
 
 /**
- * The URL on this server that shows `path` of a source's dashboard through the proxy.
+ * What the relays of one pane do: paused (nothing reaches it) and seconds between deliveries.
  */
-export function proxyURL(source: string, path: string): string {
+export async function setPaneState(pane: string, state: { paused: boolean; interval: number }): Promise<void> {
+  await requestAPI<unknown>(`panes/${encodeURIComponent(pane)}`, {
+    method: 'PATCH',
+    body: JSON.stringify(state)
+  });
+}
+
+/**
+ * The URL on this server that shows `path` of a source's dashboard through the proxy.
+ *
+ * #### Notes
+ * With `pane`, the page (and the websocket Bokeh opens with the page's query) is tied to that
+ * pane, so the server can pause or throttle exactly its relays.
+ */
+export function proxyURL(source: string, path: string, pane?: string): string {
   const baseUrl = ServerConnection.makeSettings().baseUrl;
-  return URLExt.join(baseUrl, 'dashdock/proxy', encodeURIComponent(source)) + path;
+  const url = URLExt.join(baseUrl, 'dashdock/proxy', encodeURIComponent(source)) + path;
+  return pane ? `${url}?dashdock-pane=${encodeURIComponent(pane)}` : url;
 }

@@ -1,13 +1,28 @@
 import { JSONExt } from '@lumino/coreutils';
+import { IDisposable } from '@lumino/disposable';
+import { Poll } from '@lumino/polling';
 import { ISignal, Signal } from '@lumino/signaling';
 
 import { addSource, listPlots, listSources, removeSource } from './api';
 import { IPlot, ISource, ISourcesModel } from './tokens';
 
 /**
- * The sources the server knows, cached for the sidebar; the server is the source of truth.
+ * The sources the server knows, with their health, kept fresh by one poll for the whole Lab.
+ *
+ * #### Notes
+ * The poll asks the server to check every scheduler's cheap `/health`; it runs more often while a
+ * scheduler is down (so panes come back soon after it does) and stands by while Lab is hidden.
  */
-export class SourcesModel implements ISourcesModel {
+export class SourcesModel implements ISourcesModel, IDisposable {
+  constructor() {
+    this._poll = new Poll({
+      factory: () => this._check(),
+      frequency: { interval: this._checkInterval, backoff: false },
+      standby: 'when-hidden',
+      name: 'dashdock:sources'
+    });
+  }
+
   get sources(): readonly ISource[] {
     return this._sources;
   }
@@ -16,8 +31,27 @@ export class SourcesModel implements ISourcesModel {
     return this._sources.find(s => s.id === this._selectedId) ?? null;
   }
 
+  get nextCheck(): number {
+    return this._poll.state.timestamp + this._poll.state.interval;
+  }
+
   get changed(): ISignal<ISourcesModel, void> {
     return this._changed;
+  }
+
+  get isDisposed(): boolean {
+    return this._poll.isDisposed;
+  }
+
+  dispose(): void {
+    this._poll.dispose();
+    Signal.clearData(this);
+  }
+
+  configure(intervals: { checkInterval: number; retryInterval: number }): void {
+    this._checkInterval = intervals.checkInterval * 1000;
+    this._retryInterval = intervals.retryInterval * 1000;
+    this._adjustFrequency();
   }
 
   async refresh(): Promise<void> {
@@ -49,19 +83,42 @@ export class SourcesModel implements ISourcesModel {
     return listPlots(id);
   }
 
+  private async _check(): Promise<void> {
+    const sources = await listSources(true);
+    if (!this.isDisposed) {
+      this._update(sources);
+    }
+  }
+
+  private _adjustFrequency(): void {
+    const anyDown = this._sources.some(s => s.health.status === 'down');
+    const interval = anyDown ? this._retryInterval : this._checkInterval;
+    if (this._poll.frequency.interval !== interval) {
+      this._poll.frequency = { interval, backoff: false, max: interval };
+    }
+  }
+
   private _update(sources: ISource[], force = false): void {
     const selectionGone = !sources.some(s => s.id === this._selectedId);
     if (selectionGone) {
       this._selectedId = sources.length ? sources[0].id : null;
     }
-    if (!force && !selectionGone && JSONExt.deepEqual(sources as any, this._sources as any)) {
+    // The check time changes on every poll; only a change people can see is worth a signal.
+    const visible = (list: readonly ISource[]) =>
+      list.map(s => ({ ...s, health: { status: s.health.status, message: s.health.message } }));
+    if (!force && !selectionGone && JSONExt.deepEqual(visible(sources) as any, visible(this._sources) as any)) {
+      this._sources = sources;
       return;
     }
     this._sources = sources;
+    this._adjustFrequency();
     this._changed.emit();
   }
 
   private _sources: ISource[] = [];
   private _selectedId: string | null = null;
+  private _checkInterval = 5000;
+  private _retryInterval = 3000;
+  private _poll: Poll;
   private _changed = new Signal<ISourcesModel, void>(this);
 }

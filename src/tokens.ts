@@ -10,6 +10,8 @@ export interface ISource {
   kind: string;
   url: string;
   health: { status: 'up' | 'down' | 'unknown'; message: string; checked: number };
+  /** How often an open plot lost its connection to this dashboard (a scheduler restart, a crash). */
+  lost: number;
 }
 
 /**
@@ -36,9 +38,13 @@ export interface IPanePlacement {
 export interface ISourcesModel {
   readonly sources: readonly ISource[];
   readonly selected: ISource | null;
+  /** When the next health check runs (ms since the epoch), 0 when none is planned. */
+  readonly nextCheck: number;
   /** Emitted when the list of sources or the selection really changed. */
   readonly changed: ISignal<ISourcesModel, void>;
   refresh(): Promise<void>;
+  /** Set how often sources are checked while all are up, and while one is down (seconds). */
+  configure(intervals: { checkInterval: number; retryInterval: number }): void;
   add(url: string, name?: string): Promise<ISource>;
   remove(id: string): Promise<void>;
   select(id: string | null): void;
@@ -66,6 +72,8 @@ export namespace IPlotPanes {
     path: string;
     name?: string;
     id?: string;
+    /** Seconds between redraws: 0 (live), 1 or 5. */
+    rate?: number;
   }
 }
 

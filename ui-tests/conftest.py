@@ -64,7 +64,14 @@ class DaskCluster:
 
 def start_cluster(port: int = 0) -> DaskCluster:
     process = subprocess.Popen(
-        [sys.executable, str(ROOT / "demo" / "sample_work.py"), "--dashboard-port", str(port), "--pause", "0.2"],
+        [
+            sys.executable,
+            str(ROOT / "demo" / "sample_work.py"),
+            "--dashboard-port",
+            str(port),
+            "--pause",
+            "0.2",
+        ],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,
@@ -180,7 +187,9 @@ def open_lab(browser: Browser, lab: Lab, workspace: str) -> Page:
 
 def wait_for_lab(page: Page) -> None:
     page.wait_for_selector("#jp-main-dock-panel", state="visible")
-    page.wait_for_function("() => window.jupyterapp && window.jupyterapp.commands.hasCommand('dashdock:open-plot')")
+    page.wait_for_function(
+        "() => window.jupyterapp && window.jupyterapp.commands.hasCommand('dashdock:open-plot')"
+    )
 
 
 def screenshot(page: Page, name: str) -> Path:

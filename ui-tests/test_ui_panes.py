@@ -66,7 +66,12 @@ def test_drag_plot_to_right_half(browser: Browser, lab: Lab, dask_cluster: DaskC
 
     first = pane(page, "Task Stream").bounding_box()
     assert first is not None
-    drag_to(page, plot_item(page, "Progress"), first["x"] + first["width"] * 0.93, first["y"] + first["height"] / 2)
+    drag_to(
+        page,
+        plot_item(page, "Progress"),
+        first["x"] + first["width"] * 0.93,
+        first["y"] + first["height"] / 2,
+    )
 
     expect(pane(page, "Progress")).to_be_visible()
     wait_for_bokeh_plot(page, "Progress")
@@ -93,7 +98,9 @@ def _saved_pane_count(lab: Lab, workspace: str) -> int:
     return sum(1 for key in data if key.startswith("dashdock-plots:"))
 
 
-def test_default_layout_then_reload_restores_panes(browser: Browser, lab: Lab, dask_cluster: DaskCluster) -> None:
+def test_default_layout_then_reload_restores_panes(
+    browser: Browser, lab: Lab, dask_cluster: DaskCluster
+) -> None:
     lab.api("dashdock/api/sources", "POST", {"url": dask_cluster.dashboard})
     page = open_lab(browser, lab, "restore")
     open_sidebar(page)

@@ -1,10 +1,10 @@
 import { ILayoutRestorer, JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
-import { ICommandPalette, WidgetTracker } from '@jupyterlab/apputils';
+import { ICommandPalette, IThemeManager, WidgetTracker } from '@jupyterlab/apputils';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
 import { ITranslator, nullTranslator } from '@jupyterlab/translation';
 import { UUID } from '@lumino/coreutils';
 
-import { PlotPane } from '../widgets/pane';
+import { PlotPane, RATES } from '../widgets/pane';
 import { CommandIDs, IPanePlacement, IPlotPanes, ISourcesModel, TRANSLATION_DOMAIN } from '../tokens';
 
 const PLUGIN_ID = 'dashdock:panes';
@@ -24,29 +24,34 @@ export const panesPlugin: JupyterFrontEndPlugin<IPlotPanes> = {
   autoStart: true,
   requires: [ISourcesModel],
   provides: IPlotPanes,
-  optional: [ILayoutRestorer, ISettingRegistry, ICommandPalette, ITranslator],
+  optional: [ILayoutRestorer, ISettingRegistry, ICommandPalette, IThemeManager, ITranslator],
   activate: (
     app: JupyterFrontEnd,
     model: ISourcesModel,
     restorer: ILayoutRestorer | null,
     settingRegistry: ISettingRegistry | null,
     palette: ICommandPalette | null,
+    themeManager: IThemeManager | null,
     translator: ITranslator | null
   ): IPlotPanes => {
     const trans = (translator ?? nullTranslator).load(TRANSLATION_DOMAIN);
     const tracker = new WidgetTracker<PlotPane>({ namespace: 'dashdock-plots' });
-    let layout = DEFAULT_LAYOUT;
+    const config = { layout: DEFAULT_LAYOUT, hiddenGrace: 5, defaultRate: 0, followTheme: true };
+    const isDark = () =>
+      config.followTheme && !!themeManager?.theme && !themeManager.isLight(themeManager.theme);
 
     const create = (options: IPlotPanes.IOptions): PlotPane => {
-      const source = model.sources.find(s => s.id === options.source);
       const pane = new PlotPane({
         source: options.source,
-        sourceName: source?.name ?? options.source,
         path: options.path,
         name: options.name || Private.nameFromPath(options.path),
         id: options.id || `dashdock-plot-${UUID.uuid4()}`,
+        rate: options.rate ?? config.defaultRate,
+        hiddenGrace: config.hiddenGrace,
+        model,
         trans
       });
+      pane.setDark(isDark());
       // Tracked here so that panes placed by a drop are restored like any other.
       void tracker.add(pane);
       return pane;
@@ -74,6 +79,7 @@ export const panesPlugin: JupyterFrontEndPlugin<IPlotPanes> = {
             path: { type: 'string', description: trans.__('Plot path, e.g. /individual-task-stream') },
             name: { type: 'string' },
             id: { type: 'string' },
+            rate: { type: 'number', enum: RATES },
             mode: { type: 'string' },
             ref: { type: 'string' }
           }
@@ -89,7 +95,8 @@ export const panesPlugin: JupyterFrontEndPlugin<IPlotPanes> = {
             source: args.source as string,
             path: args.path as string,
             name: args.name as string | undefined,
-            id: args.id as string | undefined
+            id: args.id as string | undefined,
+            rate: args.rate as number | undefined
           },
           { mode: args.mode as IPanePlacement['mode'], ref: args.ref as string | undefined }
         );
@@ -108,7 +115,7 @@ export const panesPlugin: JupyterFrontEndPlugin<IPlotPanes> = {
           return [];
         }
         const offered = await model.plots(source);
-        const plots = layout
+        const plots = config.layout
           .map(path => offered.find(plot => plot.path === path))
           .filter((plot): plot is NonNullable<typeof plot> => !!plot);
         // A grid: the first plot top left, the third to its right, the second below the first,
@@ -138,7 +145,13 @@ export const panesPlugin: JupyterFrontEndPlugin<IPlotPanes> = {
     if (restorer) {
       void restorer.restore(tracker, {
         command: CommandIDs.openPlot,
-        args: pane => ({ source: pane.source, path: pane.path, name: pane.title.label, id: pane.id }),
+        args: pane => ({
+          source: pane.source,
+          path: pane.path,
+          name: pane.title.label,
+          id: pane.id,
+          rate: pane.rate
+        }),
         name: pane => pane.id
       });
     }
@@ -147,13 +160,22 @@ export const panesPlugin: JupyterFrontEndPlugin<IPlotPanes> = {
       void Promise.all([settingRegistry.load(PLUGIN_ID), app.restored])
         .then(([settings]) => {
           const apply = () => {
-            layout = (settings.get('layout').composite as string[]) ?? DEFAULT_LAYOUT;
+            config.layout = (settings.get('layout').composite as string[]) ?? DEFAULT_LAYOUT;
+            config.hiddenGrace = settings.get('hiddenGrace').composite as number;
+            config.defaultRate = Private.rateFromSetting(settings.get('defaultRate').composite as string);
+            config.followTheme = settings.get('followTheme').composite as boolean;
+            tracker.forEach(pane => {
+              pane.setHiddenGrace(config.hiddenGrace);
+              pane.setDark(isDark());
+            });
           };
           apply();
           settings.changed.connect(apply);
         })
         .catch(error => console.warn('dashdock: could not load settings', error));
     }
+
+    themeManager?.themeChanged.connect(() => tracker.forEach(pane => pane.setDark(isDark())));
 
     return panes;
   }
@@ -170,6 +192,11 @@ namespace Private {
     }
     const { width, height } = last.node.getBoundingClientRect();
     return { mode: width >= height ? 'split-right' : 'split-bottom', ref: last.id };
+  }
+
+  /** 'live' | '1s' | '5s' -> seconds between redraws. */
+  export function rateFromSetting(value: string): number {
+    return value === '1s' ? 1 : value === '5s' ? 5 : 0;
   }
 
   /** '/individual-task-stream' -> 'Task Stream', for panes opened by path alone. */

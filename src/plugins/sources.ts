@@ -1,5 +1,6 @@
 import { JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
 import { ICommandPalette, InputDialog, showErrorMessage } from '@jupyterlab/apputils';
+import { ISettingRegistry } from '@jupyterlab/settingregistry';
 import { ITranslator, nullTranslator } from '@jupyterlab/translation';
 
 import { SourcesModel } from '../sources';
@@ -13,10 +14,11 @@ export const sourcesPlugin: JupyterFrontEndPlugin<ISourcesModel> = {
   description: 'Keeps the list of Dask dashboard sources and adds new ones.',
   autoStart: true,
   provides: ISourcesModel,
-  optional: [ICommandPalette, ITranslator],
+  optional: [ICommandPalette, ISettingRegistry, ITranslator],
   activate: (
     app: JupyterFrontEnd,
     palette: ICommandPalette | null,
+    settingRegistry: ISettingRegistry | null,
     translator: ITranslator | null
   ): ISourcesModel => {
     const trans = (translator ?? nullTranslator).load(TRANSLATION_DOMAIN);
@@ -62,6 +64,19 @@ export const sourcesPlugin: JupyterFrontEndPlugin<ISourcesModel> = {
 
     // Not awaited: activation must not wait on the network.
     void app.restored.then(() => model.refresh()).catch(error => console.warn('dashdock:', error));
+    if (settingRegistry) {
+      void Promise.all([settingRegistry.load(sourcesPlugin.id), app.restored])
+        .then(([settings]) => {
+          const apply = () =>
+            model.configure({
+              checkInterval: settings.get('checkInterval').composite as number,
+              retryInterval: settings.get('retryInterval').composite as number
+            });
+          apply();
+          settings.changed.connect(apply);
+        })
+        .catch(error => console.warn('dashdock: could not load settings', error));
+    }
     return model;
   }
 };

@@ -1,13 +1,24 @@
 import { MainAreaWidget, ToolbarButton } from '@jupyterlab/apputils';
 import { TranslationBundle } from '@jupyterlab/translation';
 import { launchIcon, refreshIcon } from '@jupyterlab/ui-components';
+import { Message } from '@lumino/messaging';
 import { Widget } from '@lumino/widgets';
 
-import { proxyURL } from '../api';
+import { proxyURL, setPaneState } from '../api';
+import { ISourcesModel } from '../tokens';
 
 const FRAME_CLASS = 'jp-dashdock-PlotFrame';
 const PANE_CLASS = 'jp-dashdock-PlotPane';
-const SOURCE_LABEL_CLASS = 'jp-dashdock-PlotPane-source';
+const STATUS_CLASS = 'jp-dashdock-PaneStatus';
+const DARK_CLASS = 'jp-mod-dark';
+
+/** Seconds between redraws that the rate control offers; 0 is live. */
+export const RATES = [0, 1, 5];
+
+/**
+ * What a pane shows about its plot.
+ */
+export type PaneStatus = 'live' | 'paused' | 'suspended' | 'reconnecting' | 'gone';
 
 /**
  * An iframe on a proxied plot page (same origin as Lab, so the proxy sees the user's session).
@@ -36,57 +47,289 @@ export class PlotFrame extends Widget {
 }
 
 /**
- * A docked plot of a dashboard source: the frame plus a toolbar naming the source.
+ * A docked plot of a dashboard source: the frame plus a toolbar with the source, a live status,
+ * pause, update rate, reload and open-in-a-tab.
+ *
+ * #### Notes
+ * The pane follows its source's health from the shared sources model: when the scheduler goes
+ * away it shows "reconnecting", and when it answers again (or a relay reported it lost) it reloads
+ * by itself. While hidden longer than a grace period it asks the server to stop its relays.
  */
 export class PlotPane extends MainAreaWidget<PlotFrame> {
   constructor(options: PlotPane.IOptions) {
-    const url = proxyURL(options.source, options.path);
+    const url = proxyURL(options.source, options.path, options.id);
     super({ content: new PlotFrame(url, options.name) });
     this.addClass(PANE_CLASS);
     this.source = options.source;
     this.path = options.path;
     this.id = options.id;
+    this._model = options.model;
+    this._trans = options.trans;
+    this._rate = RATES.includes(options.rate) ? options.rate : 0;
+    this._hiddenGrace = options.hiddenGrace;
     this.title.label = options.name;
-    this.title.caption = options.trans.__('%1 — %2', options.name, options.sourceName);
     this.title.closable = true;
     this.node.dataset.dashdockPath = options.path;
     this.node.dataset.dashdockSource = options.source;
+    this._lost = this._sourceLost();
+    void this._sendState();
 
-    const sourceLabel = new Widget();
-    sourceLabel.addClass(SOURCE_LABEL_CLASS);
-    sourceLabel.node.textContent = options.sourceName;
-    this.toolbar.addItem('source', sourceLabel);
+    const trans = options.trans;
+    this._status.addClass(STATUS_CLASS);
+    this._status.node.setAttribute('role', 'status');
+    this._pauseButton = new ToolbarButton({
+      className: 'jp-dashdock-PaneStatus-pause',
+      label: trans.__('Pause'),
+      tooltip: trans.__('Freeze this plot at the current instant'),
+      onClick: () => this.setPaused(!this._paused)
+    });
+    this.toolbar.addItem('status', this._status);
+    this.toolbar.addItem('pause', this._pauseButton);
+    this.toolbar.addItem('rate', this._rateControl());
     this.toolbar.addItem(
       'reload',
       new ToolbarButton({
         icon: refreshIcon,
-        tooltip: options.trans.__('Reload this plot'),
-        onClick: () => this.content.reload()
+        tooltip: trans.__('Reload this plot'),
+        onClick: () => this.reload()
       })
     );
     this.toolbar.addItem(
       'open-tab',
       new ToolbarButton({
         icon: launchIcon,
-        tooltip: options.trans.__('Open this plot in a browser tab'),
-        onClick: () => window.open(url, '_blank', 'noopener')
+        tooltip: trans.__('Open this plot in a browser tab'),
+        onClick: () => window.open(proxyURL(options.source, options.path), '_blank', 'noopener')
       })
     );
+    this._model.changed.connect(this._onSourcesChanged, this);
+    document.addEventListener('visibilitychange', this);
+    this._render();
   }
 
   /** The id of the source the plot belongs to. */
   readonly source: string;
   /** The plot's path on the dashboard, e.g. `/individual-task-stream`. */
   readonly path: string;
+
+  /** Seconds between redraws (0 is live). */
+  get rate(): number {
+    return this._rate;
+  }
+
+  get status(): PaneStatus {
+    const health = this._model.sources.find(s => s.id === this.source)?.health.status;
+    if (health === 'down') {
+      return Date.now() - this._downSince > GONE_AFTER_MS ? 'gone' : 'reconnecting';
+    }
+    if (this._paused) {
+      return 'paused';
+    }
+    return this._suspended ? 'suspended' : 'live';
+  }
+
+  setPaused(paused: boolean): void {
+    if (paused === this._paused) {
+      return;
+    }
+    this._paused = paused;
+    void this._sendState().then(() => {
+      if (!paused && !this._suspended) {
+        // A fresh page gives a document consistent with the scheduler, not a half-applied one.
+        this.reload();
+      }
+    });
+    this._render();
+  }
+
+  setRate(rate: number): void {
+    if (rate === this._rate || !RATES.includes(rate)) {
+      return;
+    }
+    this._rate = rate;
+    void this._sendState();
+    this._render();
+  }
+
+  setHiddenGrace(seconds: number): void {
+    this._hiddenGrace = seconds;
+  }
+
+  setDark(dark: boolean): void {
+    this.content.toggleClass(DARK_CLASS, dark);
+  }
+
+  reload(): void {
+    this.content.reload();
+  }
+
+  /**
+   * Handle the document's visibility: Lab in a background browser tab counts as hidden.
+   */
+  handleEvent(event: Event): void {
+    if (event.type === 'visibilitychange') {
+      this._updateVisibility();
+    }
+  }
+
+  dispose(): void {
+    if (this.isDisposed) {
+      return;
+    }
+    document.removeEventListener('visibilitychange', this);
+    window.clearTimeout(this._graceTimer);
+    window.clearInterval(this._countdown);
+    this._model.changed.disconnect(this._onSourcesChanged, this);
+    super.dispose();
+  }
+
+  protected onAfterShow(msg: Message): void {
+    super.onAfterShow(msg);
+    this._updateVisibility();
+  }
+
+  protected onAfterHide(msg: Message): void {
+    super.onAfterHide(msg);
+    this._updateVisibility();
+  }
+
+  private _updateVisibility(): void {
+    const visible = this.isVisible && document.visibilityState === 'visible';
+    window.clearTimeout(this._graceTimer);
+    if (!visible) {
+      if (!this._suspended) {
+        this._graceTimer = window.setTimeout(() => this._suspend(), this._hiddenGrace * 1000);
+      }
+      return;
+    }
+    if (this._suspended) {
+      this._suspended = false;
+      void this._sendState().then(() => {
+        if (!this._paused) {
+          this.reload();
+        }
+      });
+      this._render();
+    }
+  }
+
+  private _suspend(): void {
+    this._suspended = true;
+    void this._sendState();
+    this._render();
+  }
+
+  private _sendState(): Promise<void> {
+    return setPaneState(this.id, {
+      paused: this._paused || this._suspended,
+      interval: this._rate
+    }).catch(error => console.warn('dashdock: could not set the pane state', error));
+  }
+
+  private _sourceLost(): number {
+    return this._model.sources.find(s => s.id === this.source)?.lost ?? 0;
+  }
+
+  private _onSourcesChanged(): void {
+    const source = this._model.sources.find(s => s.id === this.source);
+    const down = source?.health.status === 'down';
+    if (down && !this._wasDown) {
+      this._downSince = Date.now();
+    }
+    const lost = this._sourceLost();
+    const cameBack = this._wasDown && !down;
+    const lostWhileUp = !down && lost !== this._lost;
+    this._wasDown = down;
+    this._lost = lost;
+    if ((cameBack || lostWhileUp) && !this._paused && !this._suspended) {
+      this.reload();
+    }
+    this._render();
+  }
+
+  private _rateControl(): Widget {
+    const trans = this._trans;
+    const select = document.createElement('select');
+    select.className = 'jp-dashdock-PaneRate jp-mod-styled';
+    select.setAttribute('aria-label', trans.__('Update rate'));
+    select.title = trans.__('How often this plot redraws');
+    const labels = [trans.__('Live'), trans.__('Every 1 s'), trans.__('Every 5 s')];
+    RATES.forEach((rate, index) => {
+      const option = document.createElement('option');
+      option.value = String(rate);
+      option.textContent = labels[index];
+      select.appendChild(option);
+    });
+    select.value = String(this._rate);
+    select.addEventListener('change', () => this.setRate(Number(select.value)));
+    const widget = new Widget({ node: select });
+    return widget;
+  }
+
+  private _render(): void {
+    const trans = this._trans;
+    const status = this.status;
+    const source = this._model.sources.find(s => s.id === this.source);
+    this.title.caption = trans.__('%1 — %2', this.title.label, source?.name ?? this.source);
+    const seconds = Math.max(0, Math.ceil((this._model.nextCheck - Date.now()) / 1000));
+    const labels: Record<PaneStatus, string> = {
+      live: this._rate ? trans.__('live, every %1 s', this._rate) : trans.__('live'),
+      paused: trans.__('paused'),
+      suspended: trans.__('paused while hidden'),
+      reconnecting: trans.__('reconnecting, next try in %1 s', seconds),
+      gone: trans.__('scheduler gone, next try in %1 s', seconds)
+    };
+    // The status leads the toolbar (the last items overflow first in narrow panes), and the
+    // tab carries it too, so a pane behind another tab still shows that its scheduler is away.
+    this._status.node.textContent = `${source?.name ?? this.source} · ${labels[status]}`;
+    this._status.node.title = source?.health.message ?? '';
+    this.node.dataset.status = status;
+    for (const name of ['live', 'paused', 'suspended', 'reconnecting', 'gone']) {
+      this._status.toggleClass(`jp-mod-${name}`, name === status);
+    }
+    this.title.className = `jp-dashdock-PaneTab jp-mod-${status}`;
+    this._pauseButton.node.dataset.paused = String(this._paused);
+    const button = this._pauseButton.node.querySelector('.jp-ToolbarButtonComponent-label');
+    if (button) {
+      button.textContent = this._paused ? trans.__('Resume') : trans.__('Pause');
+    }
+    // Count down to the next check while the scheduler is away; nothing ticks while it is up.
+    const waiting = status === 'reconnecting' || status === 'gone';
+    if (waiting && !this._countdown) {
+      this._countdown = window.setInterval(() => this._render(), 1000);
+    } else if (!waiting && this._countdown) {
+      window.clearInterval(this._countdown);
+      this._countdown = 0;
+    }
+  }
+
+  private _model: ISourcesModel;
+  private _trans: TranslationBundle;
+  private _status = new Widget();
+  private _pauseButton: ToolbarButton;
+  private _rate: number;
+  private _paused = false;
+  private _suspended = false;
+  private _hiddenGrace: number;
+  private _graceTimer = 0;
+  private _countdown = 0;
+  private _wasDown = false;
+  private _downSince = 0;
+  private _lost: number;
 }
+
+/** After this long down, "reconnecting" becomes "scheduler gone" (the checks go on). */
+const GONE_AFTER_MS = 60_000;
 
 export namespace PlotPane {
   export interface IOptions {
     source: string;
-    sourceName: string;
     path: string;
     name: string;
     id: string;
+    rate: number;
+    hiddenGrace: number;
+    model: ISourcesModel;
     trans: TranslationBundle;
   }
 }

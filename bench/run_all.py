@@ -1,0 +1,29 @@
+"""Run every benchmark in sequence, each in its own process: .venv/bin/python bench/run_all.py"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+SCRIPTS = ("ws_relay.py", "pane_bytes.py", "stream_memory.py", "many_panes.py")
+
+
+def main() -> int:
+    failed = []
+    for script in SCRIPTS:
+        print(f"\n######## {script}", flush=True)
+        start = time.monotonic()
+        code = subprocess.call([sys.executable, str(HERE / script)], cwd=HERE.parent)
+        print(f"######## {script}: exit {code}, {time.monotonic() - start:.0f} s", flush=True)
+        if code:
+            failed.append(script)
+    if failed:
+        print(f"failed: {', '.join(failed)}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,118 @@
+"""Fixtures: one real Dask LocalCluster per session, recording upstream servers, the Jupyter server."""
+
+from __future__ import annotations
+
+pytest_plugins = ["pytest_jupyter.jupyter_server"]
+
+import asyncio
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _support import Jupyter, RecordingUpstream, WarningsLog
+from distributed import LocalCluster
+from tornado.simple_httpclient import SimpleAsyncHTTPClient
+from traitlets.config import Config
+
+
+@pytest.fixture(scope="session")
+def dask_cluster() -> Iterator[LocalCluster]:
+    cluster = LocalCluster(
+        n_workers=1,
+        threads_per_worker=2,
+        processes=False,
+        protocol="tcp",
+        host="127.0.0.1",
+        dashboard_address="127.0.0.1:0",
+    )
+    yield cluster
+    cluster.close()
+
+
+@pytest.fixture(scope="session")
+def dashboard_port(dask_cluster: LocalCluster) -> int:
+    return dask_cluster.scheduler.http_server.port
+
+
+@pytest.fixture(scope="session")
+def dashboard_url(dashboard_port: int) -> str:
+    """The scheduler's dashboard root, as a user would type it."""
+    return f"http://127.0.0.1:{dashboard_port}"
+
+
+@pytest.fixture(scope="session")
+def _recorder_session() -> Iterator[RecordingUpstream]:
+    upstream = RecordingUpstream().start()
+    yield upstream
+    upstream.stop()
+
+
+@pytest.fixture(scope="session")
+def _outsider_session() -> Iterator[RecordingUpstream]:
+    upstream = RecordingUpstream().start()
+    yield upstream
+    upstream.stop()
+
+
+@pytest.fixture
+def recorder(_recorder_session: RecordingUpstream) -> RecordingUpstream:
+    """A loopback 'dashboard' that records every request it receives (cleared for each test)."""
+    _recorder_session.clear()
+    return _recorder_session
+
+
+@pytest.fixture
+def outsider(_outsider_session: RecordingUpstream) -> RecordingUpstream:
+    """A second recording server, for tests where it is not an allowed target."""
+    _outsider_session.clear()
+    return _outsider_session
+
+
+@pytest.fixture
+def jp_base_url() -> str:
+    return "/"
+
+
+@pytest.fixture
+def sources_file(tmp_path: Path) -> Path:
+    return tmp_path / "dashdock" / "sources.json"
+
+
+@pytest.fixture
+def dashdock_config() -> dict[str, Any]:
+    """DashdockApp traits for the server under test; override in a module or class to change them."""
+    return {}
+
+
+@pytest.fixture
+def jp_server_config(sources_file: Path, dashdock_config: dict[str, Any]) -> Config:
+    return Config(
+        {
+            "ServerApp": {"jpserver_extensions": {"dashdock": True}},
+            "DashdockApp": {"sources_file": str(sources_file), **dashdock_config},
+        }
+    )
+
+
+@pytest.fixture
+def jupyter(
+    jp_serverapp: Any, http_server_client: Any, jp_http_port: int, jp_asyncio_loop: asyncio.AbstractEventLoop
+) -> Iterator[Jupyter]:
+    """The running Jupyter server with dashdock, and a token-authenticated client for it."""
+    # pytest-jupyter does not run the server's own loop start, where extensions are started
+    # (ServerApp._post_start); do what it does, so dashdock loads its saved sources as in real life.
+    (dashdock_app,) = jp_serverapp.extension_manager.extension_apps["dashdock"]
+    warnings = WarningsLog()
+    dashdock_app.log.addHandler(warnings)
+    jp_asyncio_loop.run_until_complete(jp_serverapp.extension_manager.start_all_extensions())
+    client = SimpleAsyncHTTPClient(force_instance=True, max_body_size=64 * 1024 * 1024)
+    yield Jupyter(
+        client=client,
+        base_url=jp_serverapp.base_url,
+        port=jp_http_port,
+        token=jp_serverapp.identity_provider.token,
+        dashdock_warnings=warnings.messages,
+    )
+    client.close()
+    dashdock_app.log.removeHandler(warnings)

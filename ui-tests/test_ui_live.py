@@ -1,0 +1,141 @@
+"""Panes stay honest about their scheduler: restarts, pause, hidden tabs and dark themes."""
+
+from __future__ import annotations
+
+import io
+import time
+
+from conftest import DaskCluster, Lab, free_port, open_lab, screenshot, start_cluster, stop_cluster
+from helpers import open_sidebar, pane, plot_item, wait_for_bokeh_plot
+from PIL import Image
+from playwright.sync_api import Browser, Page, expect
+
+
+def _pane_id(page: Page, name: str) -> str:
+    return pane(page, name).first.get_attribute("id") or ""
+
+
+def _relayed(lab: Lab, pane_id: str) -> tuple[int, int]:
+    """Messages and bytes the server has relayed to a pane's open websockets."""
+    state = lab.api(f"dashdock/api/panes/{pane_id}")
+    relays = state["relays"]  # type: ignore[index]
+    return sum(r["messages"] for r in relays), sum(r["bytes"] for r in relays)
+
+
+def _expect_status(page: Page, name: str, status: str, timeout: float = 15_000) -> None:
+    """The pane says `status` (live, paused, suspended, reconnecting, gone), in its toolbar and tab."""
+    expect(pane(page, name)).to_have_attribute("data-status", status, timeout=timeout)
+
+
+def test_pane_reconnects_after_the_scheduler_restarts(browser: Browser, lab: Lab) -> None:
+    port = free_port()
+    cluster = start_cluster(port)
+    try:
+        lab.api("dashdock/api/sources", "POST", {"url": cluster.dashboard})
+        page = open_lab(browser, lab, "restart")
+        open_sidebar(page)
+        page.locator(".jp-dashdock-Source", has_text=f"127.0.0.1:{port}").click()
+        plot_item(page, "Task Stream").click()
+        wait_for_bokeh_plot(page, "Task Stream")
+        _expect_status(page, "Task Stream", "live")
+
+        stop_cluster(cluster)
+        _expect_status(page, "Task Stream", "reconnecting", timeout=20_000)
+        screenshot(page, "scheduler-down")
+
+        cluster = start_cluster(port)
+        _expect_status(page, "Task Stream", "live", timeout=30_000)
+        wait_for_bokeh_plot(page, "Task Stream")
+        screenshot(page, "scheduler-back")
+        page.context.close()
+    finally:
+        stop_cluster(cluster)
+
+
+def test_pause_freezes_and_resume_goes_live(browser: Browser, lab: Lab, dask_cluster: DaskCluster) -> None:
+    lab.api("dashdock/api/sources", "POST", {"url": dask_cluster.dashboard})
+    page = open_lab(browser, lab, "pause")
+    open_sidebar(page)
+    page.locator(".jp-dashdock-Source", has_text=dask_cluster.root.split("//")[1]).click()
+    plot_item(page, "Task Stream").click()
+    wait_for_bokeh_plot(page, "Task Stream")
+    pane_id = _pane_id(page, "Task Stream")
+    deadline = time.monotonic() + 20
+    while _relayed(lab, pane_id)[0] < 5 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _relayed(lab, pane_id)[0] >= 5, "the live pane received no updates"
+
+    pane(page, "Task Stream").locator(".jp-dashdock-PaneStatus-pause").click()
+    _expect_status(page, "Task Stream", "paused")
+    time.sleep(0.5)  # let a message already in flight land
+    frozen = _relayed(lab, pane_id)
+    time.sleep(3)
+    assert _relayed(lab, pane_id) == frozen, "a paused pane still received updates"
+
+    pane(page, "Task Stream").locator(".jp-dashdock-PaneStatus-pause").click()
+    _expect_status(page, "Task Stream", "live")
+    wait_for_bokeh_plot(page, "Task Stream")
+    deadline = time.monotonic() + 20
+    while _relayed(lab, pane_id)[0] < 5 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _relayed(lab, pane_id)[0] >= 5, "the resumed pane received no updates"
+    page.context.close()
+
+
+def test_hidden_pane_stops_streaming_and_resumes_when_shown(
+    browser: Browser, lab: Lab, dask_cluster: DaskCluster
+) -> None:
+    source = lab.api("dashdock/api/sources", "POST", {"url": dask_cluster.dashboard})
+    page = open_lab(browser, lab, "hidden")
+    open_sidebar(page)
+    page.evaluate(
+        """async source => {
+            const app = window.jupyterapp;
+            const first = await app.commands.execute('dashdock:open-plot', {source, path: '/individual-task-stream'});
+            await app.commands.execute('dashdock:open-plot',
+              {source, path: '/individual-progress', mode: 'tab-after', ref: first.id});
+        }""",
+        source["id"],  # type: ignore[index]
+    )
+    wait_for_bokeh_plot(page, "Progress")
+    hidden_id = _pane_id(page, "Task Stream")
+    _expect_status(page, "Task Stream", "suspended", timeout=20_000)
+    time.sleep(0.5)
+    frozen = _relayed(lab, hidden_id)
+    time.sleep(3)
+    assert _relayed(lab, hidden_id) == frozen, "a hidden pane still received updates"
+
+    page.locator(".lm-DockPanel-tabBar .lm-TabBar-tab", has_text="Task Stream").click()
+    _expect_status(page, "Task Stream", "live")
+    wait_for_bokeh_plot(page, "Task Stream")
+    page.context.close()
+
+
+def test_dark_theme_gives_dark_plots(browser: Browser, lab: Lab, dask_cluster: DaskCluster) -> None:
+    source = lab.api("dashdock/api/sources", "POST", {"url": dask_cluster.dashboard})
+    page = open_lab(browser, lab, "dark")
+    page.evaluate(
+        "source => window.jupyterapp.commands.execute('dashdock:open-plot', {source, path: '/individual-progress'})",
+        source["id"],  # type: ignore[index]
+    )
+    wait_for_bokeh_plot(page, "Progress")
+
+    def mean_brightness() -> float:
+        image = Image.open(io.BytesIO(pane(page, "Progress").locator("iframe").screenshot())).convert("L")
+        return sum(image.getdata()) / (image.width * image.height)
+
+    light = mean_brightness()
+    page.evaluate(
+        "() => window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Dark'})"
+    )
+    page.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'")
+    expect(pane(page, "Progress").locator(".jp-dashdock-PlotFrame")).to_have_class(
+        "lm-Widget jp-dashdock-PlotFrame jp-mod-dark"
+    )
+    dark = mean_brightness()
+    screenshot(page, "dark-theme")
+    assert light > 160 and dark < 100, (light, dark)
+    page.evaluate(
+        "() => window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Light'})"
+    )
+    page.context.close()
