@@ -6,7 +6,7 @@ export PATH := $(BIN):$(PATH)
 INSTALLED := $(VENV)/.dashdock-installed
 FRONTEND_SOURCES := $(shell find src style schema -type f 2>/dev/null) package.json tsconfig.json
 
-.PHONY: demo test test-server test-ui install build chromium lint clean
+.PHONY: demo test test-server test-ui bench install build chromium lint clean
 
 ## make demo: install, then run JupyterLab with dashdock and a real LocalCluster doing sample work
 demo: build
@@ -23,6 +23,10 @@ test-server: build
 
 test-ui: build chromium
 	$(BIN)/python -m pytest -p no:cacheprovider ui-tests
+
+## make bench: print relay figures (direct vs dashdock vs jupyter-server-proxy when installed)
+bench: build
+	$(BIN)/python bench/run_all.py
 
 install: $(INSTALLED)
 

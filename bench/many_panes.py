@@ -50,10 +50,10 @@ async def sample_rss(pid: int, peak: list[int]) -> None:
 
 async def measure(url: str, pid: int | None) -> list[str]:
     counts, sizes = [0] * PANES, [0] * PANES
+    before = rss_bytes(pid) if pid else 0  # before the panes open
     async with aiohttp.ClientSession(headers=AUTH) as session:
         sockets = [await session.ws_connect(url, compress=0) for _ in range(PANES)]
         tasks = [asyncio.create_task(pane(ws, counts, sizes, i)) for i, ws in enumerate(sockets)]
-        before = rss_bytes(pid) if pid else 0
         peak = [before]
         sampler = asyncio.create_task(sample_rss(pid, peak)) if pid else None
         await asyncio.sleep(WARMUP)
@@ -90,7 +90,7 @@ def main() -> None:
             "msgs/s",
             "server CPU s",
             "CPU ms/MB",
-            "peak RSS MB",
+            "RSS MB -> peak",
         ]
     ]
     with Upstream("push-ws") as upstream, JupyterServer() as server:

@@ -18,6 +18,7 @@ import sys
 
 from tornado import web
 from tornado.httpserver import HTTPServer
+from tornado.iostream import StreamClosedError
 from tornado.websocket import WebSocketClosedError, WebSocketHandler
 
 HOST = "127.0.0.1"
@@ -61,9 +62,12 @@ class Big(web.RequestHandler):
     async def get(self) -> None:
         chunk = b"x" * 65536
         self.set_header("Content-Type", "application/octet-stream")
-        for _ in range(int(self.get_argument("mb", "200")) * 16):
-            self.write(chunk)
-            await self.flush()
+        try:
+            for _ in range(int(self.get_argument("mb", "200")) * 16):
+                self.write(chunk)
+                await self.flush()
+        except StreamClosedError:
+            pass  # the proxy gave up on the response
 
 
 class Small(web.RequestHandler):
