@@ -25,7 +25,7 @@ test-ui: build chromium
 	$(BIN)/python -m pytest -p no:cacheprovider ui-tests
 
 ## make bench: print relay figures (direct vs dashdock vs jupyter-server-proxy when installed)
-bench: build
+bench: build chromium
 	$(BIN)/python bench/run_all.py
 
 install: $(INSTALLED)
