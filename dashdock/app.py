@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from pathlib import Path
 
 from jupyter_core.paths import jupyter_data_dir
 from jupyter_server.extension.application import ExtensionApp
-from traitlets import Float, Int, List, Unicode, default
+from jupyter_server.utils import url_path_join
+from traitlets import Bool, Float, Int, List, Unicode, default
 
 from .bokeh_static import LocalBokehJS
 from .handlers import API_ROUTES
@@ -16,6 +18,9 @@ from .proxy import ProxyHandler, ProxySettings
 from .registry import SourceError, SourceRegistry
 from .targets import DEFAULT_ALLOWED_TARGETS, Allowlist
 from .upstream import Timeouts, UpstreamClient
+
+_DASHBOARD_LINK_VARIABLE = "DASK_DISTRIBUTED__DASHBOARD__LINK"
+_DASK_DEFAULT_LINK = "{scheme}://{host}:{port}/status"
 
 
 class DashdockApp(ExtensionApp):
@@ -59,6 +64,16 @@ class DashdockApp(ExtensionApp):
         help="Largest websocket message the proxy relays from the browser, in bytes (default 1 GiB).",
     )
 
+    kernel_dashboard_link = Bool(
+        True,
+        config=True,
+        help=(
+            "Give kernels started by this server a distributed.dashboard.link through dashdock's proxy, "
+            "so client.dashboard_link opens from the browser under any base URL (JupyterHub included). "
+            "A user's own setting of the link wins. Default: True."
+        ),
+    )
+
     @default("sources_file")
     def _default_sources_file(self) -> str:
         return str(Path(jupyter_data_dir()) / "dashdock" / "sources.json")
@@ -69,6 +84,22 @@ class DashdockApp(ExtensionApp):
         store = Path(self.sources_file) if self.sources_file else None
         self.registry = SourceRegistry(self.client, self.allowlist, store, self.log)
         self.panes = PaneRegistry()
+
+        if self.kernel_dashboard_link:
+            self._offer_kernels_a_proxied_dashboard_link()
+
+    def _offer_kernels_a_proxied_dashboard_link(self) -> None:
+        """Kernels inherit this server's environment, and Dask reads its configuration from it."""
+        import dask.config  # light: distributed's own (heavy) import is not needed to read settings
+
+        if _DASHBOARD_LINK_VARIABLE in os.environ:
+            return
+        own = dask.config.get("distributed.dashboard.link", default=None)
+        if own not in (None, _DASK_DEFAULT_LINK):
+            self.log.info("dashdock: keeping the distributed.dashboard.link from Dask's configuration")
+            return
+        link = url_path_join(self.serverapp.base_url, "dashdock/proxy/{host}:{port}/status")
+        os.environ[_DASHBOARD_LINK_VARIABLE] = link
 
     def initialize_handlers(self) -> None:
         proxy = ProxySettings(

@@ -89,6 +89,8 @@ export namespace CommandIDs {
   export const addSource = 'dashdock:add-source';
   export const openPlot = 'dashdock:open-plot';
   export const openLayout = 'dashdock:open-layout';
+  /** The command Dask's own client repr offers ("Launch dashboard in JupyterLab"). */
+  export const populateAndLaunch = 'dask:populate-and-launch-layout';
 }
 
 /**

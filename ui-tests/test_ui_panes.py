@@ -142,3 +142,16 @@ def test_commands_are_in_the_palette(browser: Browser, lab: Lab) -> None:
     for command in ("dashdock:add-source", "dashdock:open-plot", "dashdock:open-layout"):
         assert page.evaluate(f"() => window.jupyterapp.commands.hasCommand('{command}')")
     page.context.close()
+
+
+def test_dask_launch_layout_command_accepts_a_proxied_dashboard_link(
+    browser: Browser, lab: Lab, dask_cluster: DaskCluster
+) -> None:
+    # What Dask's own client repr passes when kernels link dashboards through dashdock.
+    host_port = dask_cluster.root.split("//", 1)[1]
+    link = f"{lab.base_url}dashdock/proxy/{host_port}/status"
+    page = open_lab(browser, lab, "launch-layout")
+    page.evaluate("url => window.jupyterapp.commands.execute('dask:populate-and-launch-layout', {url})", link)
+    for name in KEY_PLOTS:
+        wait_for_bokeh_plot(page, name)
+    page.context.close()

@@ -139,6 +139,21 @@ export const panesPlugin: JupyterFrontEndPlugin<IPlotPanes> = {
       }
     });
 
+    app.commands.addCommand(CommandIDs.populateAndLaunch, {
+      label: trans.__('Launch Dask Dashboard Layout'),
+      describedBy: {
+        args: {
+          type: 'object',
+          properties: { url: { type: 'string', description: trans.__('A dashboard link, direct or proxied') } }
+        }
+      },
+      execute: async args => {
+        const link = Private.sourceOfLink(String(args.url ?? ''));
+        const source = link.source ?? (await model.add(link.url)).id;
+        return app.commands.execute(CommandIDs.openLayout, { source });
+      }
+    });
+
     palette?.addItem({ command: CommandIDs.openLayout, category: trans.__('Dask') });
     palette?.addItem({ command: CommandIDs.openPlot, category: trans.__('Dask'), args: {} });
 
@@ -192,6 +207,19 @@ namespace Private {
     }
     const { width, height } = last.node.getBoundingClientRect();
     return { mode: width >= height ? 'split-right' : 'split-bottom', ref: last.id };
+  }
+
+  /**
+   * What a dashboard link names: a source id (`.../dashdock/proxy/<id>/...`), or a URL to add
+   * (`.../dashdock/proxy/<host>:<port>/...` as kernels link it, or the scheduler's own URL).
+   */
+  export function sourceOfLink(link: string): { source?: string; url: string } {
+    const proxied = /\/dashdock\/proxy\/([^/?#]+)/.exec(link);
+    if (!proxied) {
+      return { url: link };
+    }
+    const target = decodeURIComponent(proxied[1]);
+    return target.includes(':') ? { url: `http://${target}` } : { source: target, url: link };
   }
 
   /** 'live' | '1s' | '5s' -> seconds between redraws. */

@@ -1,0 +1,110 @@
+"""A user creates a cluster in a notebook and follows client.dashboard_link from the browser.
+
+Kernels started by this server inherit a ``distributed.dashboard.link`` that points at dashdock's
+proxy under the server's base URL, so the link works wherever the browser is (JupyterHub included).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from _support import Jupyter
+
+VARIABLE = "DASK_DISTRIBUTED__DASHBOARD__LINK"
+
+MAKE_CLUSTER = """
+from distributed import LocalCluster
+cluster = LocalCluster(n_workers=1, processes=False, protocol="tcp", host="127.0.0.1",
+                       dashboard_address="127.0.0.1:0")
+print(cluster.dashboard_link)
+"""
+PRINT_LINK_SETTING = "import distributed, dask; print(dask.config.get('distributed.dashboard.link'))"
+
+
+@pytest.fixture
+def jp_base_url() -> str:
+    return "/user/alice/"
+
+
+@pytest.fixture
+def link_variable() -> Iterator[None]:
+    """The test process's own environment before and after: the extension sets the variable in it."""
+    saved = os.environ.pop(VARIABLE, None)
+    yield
+    os.environ.pop(VARIABLE, None)
+    if saved is not None:
+        os.environ[VARIABLE] = saved
+
+
+class Kernel:
+    """A kernel started the way Lab starts one: through the server's kernel manager."""
+
+    def __init__(self, serverapp: Any) -> None:
+        self._manager = serverapp.kernel_manager
+
+    async def __aenter__(self) -> Kernel:
+        self._id = await self._manager.start_kernel(kernel_name="python3")
+        self._client = self._manager.get_kernel(self._id).client()
+        self._client.start_channels()
+        await self._client.wait_for_ready(timeout=60)
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self._client.stop_channels()
+        await self._manager.shutdown_kernel(self._id, now=True)
+
+    async def run(self, code: str) -> str:
+        """Run code; return what it printed (and any traceback)."""
+        output: list[str] = []
+
+        def collect(message: dict[str, Any]) -> None:
+            if message["msg_type"] == "stream":
+                output.append(message["content"]["text"])
+            elif message["msg_type"] == "error":
+                output.append("\n".join(message["content"]["traceback"]))
+
+        await self._client.execute_interactive(code, timeout=120, output_hook=collect)
+        return "".join(output)
+
+
+async def run_in_new_kernel(serverapp: Any, code: str) -> str:
+    async with Kernel(serverapp) as kernel:
+        return await kernel.run(code)
+
+
+async def test_dashboard_link_of_a_notebook_cluster_opens_through_the_proxy(
+    link_variable: None, jupyter: Jupyter, jp_serverapp: Any
+) -> None:
+    async with Kernel(jp_serverapp) as kernel:
+        output = await kernel.run(MAKE_CLUSTER)
+        link = output.strip().splitlines()[-1]
+        assert link.startswith("/user/alice/dashdock/proxy/127.0.0.1:"), output
+        assert link.endswith("/status")
+
+        page = await jupyter.fetch(link, absolute=True)
+        assert page.code == 200, page.body
+        assert b"bokeh" in page.body.lower()
+
+
+async def test_a_users_own_link_setting_wins(
+    link_variable: None, monkeypatch: pytest.MonkeyPatch, jp_server_config: Any, jp_serverapp: Any
+) -> None:
+    monkeypatch.setenv(VARIABLE, "https://dashboards.example/{port}/status")
+    # The server under test was set up before this line: let its extension decide again.
+    (app,) = jp_serverapp.extension_manager.extension_apps["dashdock"]
+    app._offer_kernels_a_proxied_dashboard_link()
+    output = await run_in_new_kernel(jp_serverapp, PRINT_LINK_SETTING)
+    assert output.strip() == "https://dashboards.example/{port}/status"
+
+
+class TestTurnedOff:
+    @pytest.fixture
+    def dashdock_config(self) -> dict[str, Any]:
+        return {"kernel_dashboard_link": False}
+
+    async def test_kernels_keep_dasks_default_link(self, link_variable: None, jp_serverapp: Any) -> None:
+        output = await run_in_new_kernel(jp_serverapp, PRINT_LINK_SETTING)
+        assert output.strip() == "{scheme}://{host}:{port}/status"
