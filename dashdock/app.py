@@ -9,9 +9,10 @@ from pathlib import Path
 from jupyter_core.paths import jupyter_data_dir
 from jupyter_server.extension.application import ExtensionApp
 from jupyter_server.utils import url_path_join
-from traitlets import Bool, Float, Int, List, Unicode, default
+from traitlets import Bool, Dict, Float, Int, List, Unicode, default
 
 from .bokeh_static import LocalBokehJS
+from .clusters import ClusterError, ClusterFactory, ClusterManager
 from .handlers import API_ROUTES
 from .panes import PaneRegistry
 from .proxy import ProxyHandler, ProxySettings
@@ -74,6 +75,48 @@ class DashdockApp(ExtensionApp):
         ),
     )
 
+    cluster_class = Unicode(
+        None,
+        allow_none=True,
+        config=True,
+        help=(
+            "Dotted path of the class 'New cluster' creates, e.g. 'dask_jobqueue.SLURMCluster'. "
+            "Default: labextension.factory from Dask's config if set, else 'distributed.LocalCluster'."
+        ),
+    )
+    cluster_args = List(None, allow_none=True, config=True, help="Positional arguments of the cluster class.")
+    cluster_kwargs = Dict(
+        None,
+        allow_none=True,
+        config=True,
+        help="Keyword arguments of the cluster class (default: labextension.factory.kwargs, else none).",
+    )
+    default_workers = Int(
+        None,
+        allow_none=True,
+        config=True,
+        help="Workers of a new cluster (default: the class's own default).",
+    )
+    default_adapt = Dict(
+        None,
+        allow_none=True,
+        config=True,
+        help="Adaptive bounds of a new cluster, {'minimum': a, 'maximum': b} (default: fixed size).",
+    )
+    initial_clusters = List(
+        Dict(),
+        default_value=None,
+        allow_none=True,
+        config=True,
+        help=(
+            "Clusters started with the server, [{'name': ..., 'workers': n}] "
+            "(default: labextension.initial from Dask's config, else none)."
+        ),
+    )
+    cluster_start_timeout = Float(
+        120.0, config=True, help="Seconds a new cluster may take to start (default 120)."
+    )
+
     @default("sources_file")
     def _default_sources_file(self) -> str:
         return str(Path(jupyter_data_dir()) / "dashdock" / "sources.json")
@@ -84,9 +127,38 @@ class DashdockApp(ExtensionApp):
         store = Path(self.sources_file) if self.sources_file else None
         self.registry = SourceRegistry(self.client, self.allowlist, store, self.log)
         self.panes = PaneRegistry()
+        self.clusters = ClusterManager(
+            self._cluster_factory(), self.registry, self.cluster_start_timeout, self.log
+        )
 
         if self.kernel_dashboard_link:
             self._offer_kernels_a_proxied_dashboard_link()
+
+    def _cluster_factory(self) -> ClusterFactory:
+        """Traits first, then the ``labextension`` section of Dask's config, so that
+        dask-labextension users' existing configuration keeps working."""
+        import dask.config
+
+        section = dask.config.get("labextension", default={}) or {}
+        factory = section.get("factory") or {}
+        defaults = section.get("default") or {}
+        configured_class = ".".join(p for p in (factory.get("module"), factory.get("class")) if p) or None
+        return ClusterFactory(
+            cluster_class=self.cluster_class or configured_class or "distributed.LocalCluster",
+            args=tuple(self.cluster_args if self.cluster_args is not None else factory.get("args") or ()),
+            kwargs=dict(
+                self.cluster_kwargs if self.cluster_kwargs is not None else factory.get("kwargs") or {}
+            ),
+            workers=self.default_workers if self.default_workers is not None else defaults.get("workers"),
+            adapt=self.default_adapt if self.default_adapt is not None else defaults.get("adapt"),
+        )
+
+    def _initial_cluster_requests(self) -> list[dict[str, object]]:
+        if self.initial_clusters is not None:
+            return list(self.initial_clusters)
+        import dask.config
+
+        return list(dask.config.get("labextension.initial", default=[]) or [])
 
     def _offer_kernels_a_proxied_dashboard_link(self) -> None:
         """Kernels inherit this server's environment, and Dask reads its configuration from it."""
@@ -107,7 +179,7 @@ class DashdockApp(ExtensionApp):
             read_timeout=self.read_timeout,
             websocket_max_message_size=self.websocket_max_message_size,
         )
-        api = {"registry": self.registry, "panes": self.panes}
+        api = {"registry": self.registry, "panes": self.panes, "clusters": self.clusters}
         self.handlers.extend((pattern, handler, api) for pattern, handler in API_ROUTES)
         self.handlers.append(
             (
@@ -126,9 +198,23 @@ class DashdockApp(ExtensionApp):
 
     async def _start_jupyter_server_extension(self, serverapp: object) -> None:
         await self.registry.load()
+        # In the background: a slow or dead dashboard, or a cluster that takes a minute to
+        # start, must not delay the server's start.
         if self.initial_sources:
-            # In the background: a slow or dead dashboard must not delay the server's start.
             self._initial = asyncio.ensure_future(self._add_initial_sources())
+        if requests := self._initial_cluster_requests():
+            self._initial_clusters = asyncio.ensure_future(self._start_initial_clusters(requests))
+
+    async def _start_initial_clusters(self, requests: list[dict[str, object]]) -> None:
+        for request in requests:
+            try:
+                workers = request.get("workers")
+                await self.clusters.start(
+                    str(request["name"]) if request.get("name") else None,
+                    workers if isinstance(workers, int) else None,
+                )
+            except ClusterError as exc:
+                self.log.warning("dashdock: initial cluster not started: %s", exc.reason)
 
     async def _add_initial_sources(self) -> None:
         for url in self.initial_sources:
@@ -139,4 +225,5 @@ class DashdockApp(ExtensionApp):
                 self.log.warning("dashdock: initial source not added: %s", exc.reason)
 
     async def stop_extension(self) -> None:
+        await self.clusters.close_all()
         await self.client.close()

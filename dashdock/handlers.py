@@ -14,6 +14,7 @@ from jupyter_server.base.handlers import APIHandler
 from jupyter_server.utils import url_path_join
 from tornado import web
 
+from .clusters import ClusterError, ClusterManager
 from .panes import ALLOWED_INTERVALS, PaneRegistry, PaneState
 from .registry import SourceError, SourceRegistry
 
@@ -21,9 +22,10 @@ from .registry import SourceError, SourceRegistry
 class _DashdockAPIHandler(APIHandler):
     auth_resource = "dashdock"
 
-    def initialize(self, registry: SourceRegistry, panes: PaneRegistry) -> None:
+    def initialize(self, registry: SourceRegistry, panes: PaneRegistry, clusters: ClusterManager) -> None:
         self.registry = registry
         self.panes = panes
+        self.clusters = clusters
 
     def read_json_body(self) -> dict[str, Any]:
         try:
@@ -147,6 +149,94 @@ class PaneHandler(_DashdockAPIHandler):
         self.finish(json.dumps(self.panes.to_json(pane_id)))
 
 
+def _cluster_error(exc: ClusterError) -> web.HTTPError:
+    return web.HTTPError(exc.status, exc.reason.replace("%", "%%"))
+
+
+def _count(value: object, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise web.HTTPError(400, f"'{what}' must be a whole number of workers, 0 or more.")
+    return value
+
+
+def _adapt_bounds(value: object) -> dict[str, int]:
+    if not isinstance(value, dict):
+        raise web.HTTPError(400, '\'adapt\' must be an object {"minimum": n, "maximum": m}.')
+    minimum = _count(value.get("minimum", 0), "adapt.minimum")
+    maximum = _count(value.get("maximum"), "adapt.maximum")
+    if minimum > maximum:
+        raise web.HTTPError(400, "'adapt.minimum' cannot be larger than 'adapt.maximum'.")
+    return {"minimum": minimum, "maximum": maximum}
+
+
+class ClustersHandler(_DashdockAPIHandler):
+    @web.authenticated
+    @authorized
+    async def get(self) -> None:
+        await self.clusters.refresh()
+        self.finish(json.dumps({"clusters": [cluster.to_json() for cluster in self.clusters.list()]}))
+
+    @web.authenticated
+    @authorized
+    async def post(self) -> None:
+        body = self.read_json_body()
+        name = body.get("name")
+        if name is not None and (not isinstance(name, str) or not 0 < len(name) <= 200):
+            raise web.HTTPError(400, "'name' must be a string of 1 to 200 characters.")
+        workers = _count(body["workers"], "workers") if body.get("workers") is not None else None
+        adapt = _adapt_bounds(body["adapt"]) if body.get("adapt") is not None else None
+        if workers is not None and adapt is not None:
+            raise web.HTTPError(400, "Give either 'workers' or 'adapt', not both.")
+        try:
+            cluster = await self.clusters.start(name, workers, adapt)
+        except ClusterError as exc:
+            raise _cluster_error(exc) from exc
+        self.set_status(201)
+        self.finish(json.dumps(cluster.to_json()))
+
+
+class ClusterHandler(_DashdockAPIHandler):
+    @web.authenticated
+    @authorized
+    async def get(self, cluster_id: str) -> None:
+        try:
+            cluster = self.clusters.get(cluster_id)
+            if cluster.status == "running":
+                await cluster.command("info")
+        except ClusterError as exc:
+            raise _cluster_error(exc) from exc
+        self.finish(json.dumps(cluster.to_json()))
+
+    @web.authenticated
+    @authorized
+    async def patch(self, cluster_id: str) -> None:
+        """``{"workers": n}`` scales to n workers; ``{"adapt": {"minimum": a, "maximum": b}}`` adapts."""
+        body = self.read_json_body()
+        try:
+            self.clusters.get(cluster_id)
+            if body.get("workers") is not None and body.get("adapt") is None:
+                cluster = await self.clusters.scale(cluster_id, _count(body["workers"], "workers"))
+            elif body.get("adapt") is not None and body.get("workers") is None:
+                bounds = _adapt_bounds(body["adapt"])
+                cluster = await self.clusters.adapt(cluster_id, bounds["minimum"], bounds["maximum"])
+            else:
+                raise web.HTTPError(400, "Give either 'workers' or 'adapt'.")
+        except ClusterError as exc:
+            raise _cluster_error(exc) from exc
+        self.finish(json.dumps(cluster.to_json()))
+
+    @web.authenticated
+    @authorized
+    async def delete(self, cluster_id: str) -> None:
+        try:
+            await self.clusters.stop(cluster_id)
+        except ClusterError as exc:
+            raise _cluster_error(exc) from exc
+        self.set_status(204)
+        self.finish()
+
+
+_CLUSTER_ID = r"(?P<cluster_id>[a-z0-9-]{1,64})"
 _SOURCE_ID = r"(?P<source_id>[a-z0-9-]{1,64})"
 _PANE_ID = r"(?P<pane_id>[A-Za-z0-9_-]{1,80})"
 
@@ -156,4 +246,6 @@ API_ROUTES = [
     (rf"/dashdock/api/sources/{_SOURCE_ID}/plots", PlotsHandler),
     (r"/dashdock/api/panes", PanesHandler),
     (rf"/dashdock/api/panes/{_PANE_ID}", PaneHandler),
+    (r"/dashdock/api/clusters", ClustersHandler),
+    (rf"/dashdock/api/clusters/{_CLUSTER_ID}", ClusterHandler),
 ]

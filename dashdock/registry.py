@@ -129,6 +129,17 @@ class SourceRegistry:
         await self._save()
         return source, True
 
+    async def register(self, source_id: str, name: str, kind: str, dashboard_url: str) -> Source:
+        """Add a dashboard this server runs itself (a managed cluster): trusted, never saved."""
+        dashboard = parse_dashboard_url(dashboard_url)
+        root = DashboardURL(dashboard.target, dashboard.path.removesuffix("/status"))
+        source = Source(source_id, name, kind, root, Health("up", "", time.time()))
+        self._sources[source_id] = source
+        return source
+
+    def unregister(self, source_id: str) -> None:
+        self._sources.pop(source_id, None)
+
     async def remove(self, source_id: str) -> None:
         self.get(source_id)
         del self._sources[source_id]

@@ -1,0 +1,241 @@
+"""Managed Dask clusters, each in a process of its own (see ``cluster_host``), registered as sources.
+
+A scheduler crunching a big graph in the notebook server's process would stall every notebook and
+API call; in its own process it cannot. The manager talks to each cluster host over pipes
+(non-blocking on the server's loop), and closes them all when the server stops, killing the
+whole process group of any host that does not close in time, so no worker is left behind.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import json
+import logging
+import os
+import signal
+import sys
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from .registry import SourceRegistry
+
+# Dask's own link template in the host process would otherwise come from the server's environment,
+# where dashdock put a proxied one for kernels; the host must report the scheduler's real address.
+_HOST_ENV_DROP = ("DASK_DISTRIBUTED__DASHBOARD__LINK",)
+_LOCAL_CLUSTER_NAMES = frozenset(
+    {"distributed.LocalCluster", "dask.distributed.LocalCluster", "distributed.deploy.local.LocalCluster"}
+)
+COMMAND_TIMEOUT = 60.0
+CLOSE_TIMEOUT = 15.0
+
+
+class ClusterError(Exception):
+    """A cluster operation failed; ``status`` is the HTTP status that fits, ``reason`` is for people."""
+
+    def __init__(self, status: int, reason: str) -> None:
+        super().__init__(reason)
+        self.status = status
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class ClusterFactory:
+    """What "New cluster" creates: a class by dotted path, its arguments, and its default size."""
+
+    cluster_class: str = "distributed.LocalCluster"
+    args: tuple[Any, ...] = ()
+    kwargs: dict[str, Any] = field(default_factory=dict)
+    workers: int | None = None
+    adapt: dict[str, int] | None = None
+
+    def spec(self, workers: int | None, adapt: dict[str, int] | None) -> dict[str, Any]:
+        kwargs = dict(self.kwargs)
+        if adapt is None and workers is None:
+            workers, adapt = self.workers, self.adapt
+        if self.cluster_class in _LOCAL_CLUSTER_NAMES:
+            # Loopback and a free dashboard port: reachable by the proxy, and many clusters side by side.
+            kwargs.setdefault("host", "127.0.0.1")
+            kwargs.setdefault("dashboard_address", "127.0.0.1:0")
+            if workers is not None:
+                kwargs["n_workers"] = workers  # started at that size rather than resized after
+            elif adapt is not None:
+                kwargs["n_workers"] = adapt["minimum"]
+        return {
+            "class": self.cluster_class,
+            "args": list(self.args),
+            "kwargs": kwargs,
+            "workers": workers,
+            "adapt": adapt,
+        }
+
+
+class ManagedCluster:
+    """One cluster host process and what it last reported."""
+
+    def __init__(self, cluster_id: str, name: str, process: asyncio.subprocess.Process) -> None:
+        self.id = cluster_id
+        self.name = name
+        self.process = process
+        self.status = "starting"
+        self.adapt: dict[str, int] | None = None
+        self.info: dict[str, Any] = {}
+        self._ids = itertools.count(1)
+        self._pending: dict[int, asyncio.Future[dict[str, Any]]] = {}
+        self.started: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._reader = asyncio.ensure_future(self._read_events())
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "name": self.name,
+            "status": self.status,
+            "scheduler": self.info.get("scheduler"),
+            "dashboard": self.info.get("dashboard"),
+            "workers": self.info.get("workers", 0),
+            "threads": self.info.get("threads", 0),
+            "memory": self.info.get("memory", 0),
+            "adapt": self.adapt,
+            "source": self.id if self.status == "running" else None,
+        }
+
+    async def command(self, op: str, **arguments: Any) -> dict[str, Any]:
+        if self.process.returncode is not None or self.process.stdin is None:
+            raise ClusterError(409, f"The cluster {self.name} is not running.")
+        command_id = next(self._ids)
+        answer = asyncio.get_running_loop().create_future()
+        self._pending[command_id] = answer
+        self.process.stdin.write((json.dumps({"id": command_id, "op": op, **arguments}) + "\n").encode())
+        await self.process.stdin.drain()
+        try:
+            reply = await asyncio.wait_for(answer, COMMAND_TIMEOUT)
+        except TimeoutError:
+            raise ClusterError(504, f"The cluster {self.name} did not answer in time.") from None
+        finally:
+            self._pending.pop(command_id, None)
+        if "error" in reply:
+            raise ClusterError(500, f"The cluster {self.name} could not do that: {reply['error']}")
+        self.info = reply.get("info", self.info)
+        return reply
+
+    async def _read_events(self) -> None:
+        assert self.process.stdout is not None
+        while line := await self.process.stdout.readline():
+            try:
+                message = json.loads(line)
+            except ValueError:
+                continue  # a library printing to stdout; the protocol lines are JSON
+            if message.get("event") == "started":
+                self.info = message["info"]
+                self.status = "running"
+                self.started.set_result(message)
+            elif message.get("event") == "failed" and not self.started.done():
+                self.started.set_exception(ClusterError(500, message["error"]))
+            elif (answer := self._pending.get(message.get("id", -1))) is not None and not answer.done():
+                answer.set_result(message)
+        self.status = "stopped"
+        if not self.started.done():
+            self.started.set_exception(ClusterError(500, "The cluster process exited before it started."))
+        for answer in self._pending.values():
+            if not answer.done():
+                answer.set_result({"error": "the cluster process exited"})
+
+    async def close(self) -> None:
+        """Ask the host to close its cluster; kill its whole process group if it does not in time."""
+        self.status = "closing"
+        with contextlib.suppress(ClusterError, ConnectionError, OSError):
+            await asyncio.wait_for(self.command("close"), CLOSE_TIMEOUT)
+        if self.process.stdin is not None:
+            self.process.stdin.close()
+        try:
+            await asyncio.wait_for(self.process.wait(), CLOSE_TIMEOUT)
+        except TimeoutError:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.process.pid, signal.SIGKILL)
+            await self.process.wait()
+        self.status = "stopped"
+
+
+class ClusterManager:
+    """Starts, scales and stops managed clusters; each running one is also a dashboard source."""
+
+    def __init__(
+        self, factory: ClusterFactory, registry: SourceRegistry, start_timeout: float, log: logging.Logger
+    ) -> None:
+        self.factory = factory
+        self._registry = registry
+        self._start_timeout = start_timeout
+        self._log = log
+        self._clusters: dict[str, ManagedCluster] = {}
+        self._names = itertools.count(1)
+
+    def list(self) -> list[ManagedCluster]:
+        return list(self._clusters.values())
+
+    def get(self, cluster_id: str) -> ManagedCluster:
+        try:
+            return self._clusters[cluster_id]
+        except KeyError:
+            raise ClusterError(404, "There is no cluster with this id.") from None
+
+    async def start(
+        self, name: str | None = None, workers: int | None = None, adapt: dict[str, int] | None = None
+    ) -> ManagedCluster:
+        cluster_id = f"cluster-{uuid.uuid4().hex[:8]}"
+        env = {key: value for key, value in os.environ.items() if key not in _HOST_ENV_DROP}
+        process = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "dashdock.cluster_host",
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            env=env,
+            start_new_session=True,  # its own process group, so closing can reach every worker
+        )
+        cluster = ManagedCluster(cluster_id, name or f"Cluster {next(self._names)}", process)
+        cluster.adapt = adapt
+        self._clusters[cluster_id] = cluster
+        assert process.stdin is not None
+        process.stdin.write((json.dumps(self.factory.spec(workers, adapt)) + "\n").encode())
+        try:
+            await process.stdin.drain()
+            await asyncio.wait_for(asyncio.shield(cluster.started), self._start_timeout)
+        except (TimeoutError, ClusterError, ConnectionError) as exc:
+            del self._clusters[cluster_id]
+            await cluster.close()
+            if isinstance(exc, ClusterError):
+                raise ClusterError(500, f"The cluster could not start: {exc.reason}") from exc
+            raise ClusterError(504, f"The cluster did not start within {self._start_timeout:g} s.") from exc
+        if cluster.adapt is None and workers is None and self.factory.adapt:
+            cluster.adapt = dict(self.factory.adapt)
+        await self._registry.register(cluster_id, cluster.name, "cluster", cluster.info["dashboard"])
+        self._log.info("dashdock: started %s (%s)", cluster.name, cluster.info["scheduler"])
+        return cluster
+
+    async def scale(self, cluster_id: str, workers: int) -> ManagedCluster:
+        cluster = self.get(cluster_id)
+        await cluster.command("scale", workers=workers)
+        cluster.adapt = None
+        return cluster
+
+    async def adapt(self, cluster_id: str, minimum: int, maximum: int) -> ManagedCluster:
+        cluster = self.get(cluster_id)
+        await cluster.command("adapt", minimum=minimum, maximum=maximum)
+        cluster.adapt = {"minimum": minimum, "maximum": maximum}
+        return cluster
+
+    async def refresh(self) -> None:
+        """Ask every running cluster for its current size (concurrently, cheap)."""
+        running = [c for c in self._clusters.values() if c.status == "running"]
+        await asyncio.gather(*(c.command("info") for c in running), return_exceptions=True)
+
+    async def stop(self, cluster_id: str) -> None:
+        cluster = self.get(cluster_id)
+        del self._clusters[cluster_id]
+        self._registry.unregister(cluster_id)
+        await cluster.close()
+
+    async def close_all(self) -> None:
+        await asyncio.gather(*(self.stop(cluster_id) for cluster_id in list(self._clusters)))
