@@ -84,9 +84,11 @@ class DashdockApp(ExtensionApp):
             "Default: labextension.factory from Dask's config if set, else 'distributed.LocalCluster'."
         ),
     )
-    cluster_args = List(None, allow_none=True, config=True, help="Positional arguments of the cluster class.")
+    cluster_args = List(
+        default_value=None, allow_none=True, config=True, help="Positional arguments of the cluster class."
+    )
     cluster_kwargs = Dict(
-        None,
+        default_value=None,
         allow_none=True,
         config=True,
         help="Keyword arguments of the cluster class (default: labextension.factory.kwargs, else none).",
@@ -98,7 +100,7 @@ class DashdockApp(ExtensionApp):
         help="Workers of a new cluster (default: the class's own default).",
     )
     default_adapt = Dict(
-        None,
+        default_value=None,
         allow_none=True,
         config=True,
         help="Adaptive bounds of a new cluster, {'minimum': a, 'maximum': b} (default: fixed size).",

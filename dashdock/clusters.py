@@ -184,6 +184,7 @@ class ClusterManager:
         self, name: str | None = None, workers: int | None = None, adapt: dict[str, int] | None = None
     ) -> ManagedCluster:
         cluster_id = f"cluster-{uuid.uuid4().hex[:8]}"
+        spec = json.dumps(self.factory.spec(workers, adapt)) + "\n"
         env = {key: value for key, value in os.environ.items() if key not in _HOST_ENV_DROP}
         process = await asyncio.create_subprocess_exec(
             sys.executable,
@@ -198,7 +199,7 @@ class ClusterManager:
         cluster.adapt = adapt
         self._clusters[cluster_id] = cluster
         assert process.stdin is not None
-        process.stdin.write((json.dumps(self.factory.spec(workers, adapt)) + "\n").encode())
+        process.stdin.write(spec.encode())
         try:
             await process.stdin.drain()
             await asyncio.wait_for(asyncio.shield(cluster.started), self._start_timeout)

@@ -1,7 +1,7 @@
 import { URLExt } from '@jupyterlab/coreutils';
 import { ServerConnection } from '@jupyterlab/services';
 
-import { IPlot, ISource } from './tokens';
+import { ICluster, IPlot, ISource } from './tokens';
 
 /**
  * An API call failed; `message` is the server's explanation, fit to show to people.
@@ -88,4 +88,26 @@ export function proxyURL(source: string, path: string, pane?: string): string {
   const baseUrl = ServerConnection.makeSettings().baseUrl;
   const url = URLExt.join(baseUrl, 'dashdock/proxy', encodeURIComponent(source)) + path;
   return pane ? `${url}?dashdock-pane=${encodeURIComponent(pane)}` : url;
+}
+
+export async function listClusters(): Promise<ICluster[]> {
+  return (await requestAPI<{ clusters: ICluster[] }>('clusters')).clusters;
+}
+
+export function startCluster(options: { name?: string; workers?: number } = {}): Promise<ICluster> {
+  return requestAPI<ICluster>('clusters', { method: 'POST', body: JSON.stringify(options) });
+}
+
+export function changeCluster(
+  id: string,
+  change: { workers: number } | { adapt: { minimum: number; maximum: number } }
+): Promise<ICluster> {
+  return requestAPI<ICluster>(`clusters/${encodeURIComponent(id)}`, {
+    method: 'PATCH',
+    body: JSON.stringify(change)
+  });
+}
+
+export async function stopCluster(id: string): Promise<void> {
+  await requestAPI<void>(`clusters/${encodeURIComponent(id)}`, { method: 'DELETE' });
 }

@@ -1,10 +1,11 @@
 import { JupyterFrontEndPlugin } from '@jupyterlab/application';
 
+import { clustersPlugin } from './plugins/clusters';
 import { panesPlugin } from './plugins/panes';
 import { sidebarPlugin } from './plugins/sidebar';
 import { sourcesPlugin } from './plugins/sources';
 
 export * from './tokens';
 
-const plugins: JupyterFrontEndPlugin<any>[] = [sourcesPlugin, panesPlugin, sidebarPlugin];
+const plugins: JupyterFrontEndPlugin<any>[] = [sourcesPlugin, panesPlugin, clustersPlugin, sidebarPlugin];
 export default plugins;

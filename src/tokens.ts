@@ -15,6 +15,45 @@ export interface ISource {
 }
 
 /**
+ * A cluster this server manages, as the REST API describes it.
+ */
+export interface ICluster {
+  id: string;
+  name: string;
+  status: 'starting' | 'running' | 'closing' | 'stopped';
+  scheduler: string | null;
+  dashboard: string | null;
+  workers: number;
+  threads: number;
+  memory: number;
+  adapt: { minimum: number; maximum: number } | null;
+  /** The source id of its dashboard, once running. */
+  source: string | null;
+}
+
+/**
+ * The clusters this server manages.
+ */
+export interface IClustersModel {
+  readonly clusters: readonly ICluster[];
+  /** Operations under way, by cluster id ('new' for a cluster being started). */
+  readonly busy: ReadonlySet<string>;
+  /** The last failure, for people; empty when the last operation went well. */
+  readonly error: string;
+  readonly changed: ISignal<IClustersModel, void>;
+  refresh(): Promise<void>;
+  start(): Promise<ICluster | null>;
+  scale(id: string, workers: number): Promise<void>;
+  adapt(id: string, minimum: number, maximum: number): Promise<void>;
+  stop(id: string): Promise<void>;
+}
+
+export const IClustersModel = new Token<IClustersModel>(
+  'dashdock:IClustersModel',
+  'The Dask clusters this Jupyter server manages, and how to start, resize and stop them.'
+);
+
+/**
  * One plot a dashboard offers.
  */
 export interface IPlot {
@@ -91,6 +130,8 @@ export namespace CommandIDs {
   export const openLayout = 'dashdock:open-layout';
   /** The command Dask's own client repr offers ("Launch dashboard in JupyterLab"). */
   export const populateAndLaunch = 'dask:populate-and-launch-layout';
+  export const launchCluster = 'dashdock:launch-cluster';
+  export const insertClientCode = 'dashdock:insert-client-code';
 }
 
 /**

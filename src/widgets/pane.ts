@@ -118,8 +118,11 @@ export class PlotPane extends MainAreaWidget<PlotFrame> {
   }
 
   get status(): PaneStatus {
-    const health = this._model.sources.find(s => s.id === this.source)?.health.status;
-    if (health === 'down') {
+    const source = this._model.sources.find(s => s.id === this.source);
+    if (!source) {
+      return 'gone'; // removed, or a managed cluster that was shut down
+    }
+    if (source.health.status === 'down') {
       return Date.now() - this._downSince > GONE_AFTER_MS ? 'gone' : 'reconnecting';
     }
     if (this._paused) {
@@ -277,7 +280,7 @@ export class PlotPane extends MainAreaWidget<PlotFrame> {
       paused: trans.__('paused'),
       suspended: trans.__('paused while hidden'),
       reconnecting: trans.__('reconnecting, next try in %1 s', seconds),
-      gone: trans.__('scheduler gone, next try in %1 s', seconds)
+      gone: source ? trans.__('scheduler gone, next try in %1 s', seconds) : trans.__('source removed')
     };
     // The status leads the toolbar (the last items overflow first in narrow panes), and the
     // tab carries it too, so a pane behind another tab still shows that its scheduler is away.
@@ -294,7 +297,7 @@ export class PlotPane extends MainAreaWidget<PlotFrame> {
       button.textContent = this._paused ? trans.__('Resume') : trans.__('Pause');
     }
     // Count down to the next check while the scheduler is away; nothing ticks while it is up.
-    const waiting = status === 'reconnecting' || status === 'gone';
+    const waiting = status === 'reconnecting' || (status === 'gone' && !!source);
     if (waiting && !this._countdown) {
       this._countdown = window.setInterval(() => this._render(), 1000);
     } else if (!waiting && this._countdown) {

@@ -1,0 +1,109 @@
+import { JSONExt } from '@lumino/coreutils';
+import { IDisposable } from '@lumino/disposable';
+import { Poll } from '@lumino/polling';
+import { ISignal, Signal } from '@lumino/signaling';
+
+import { changeCluster, listClusters, startCluster, stopCluster } from './api';
+import { ICluster, IClustersModel } from './tokens';
+
+/**
+ * The managed clusters, kept fresh by a poll that stands by while Lab is hidden.
+ *
+ * #### Notes
+ * Failures never throw to the caller: they land in `error`, which the sidebar shows, because a
+ * cluster that cannot start must leave Lab working and say why.
+ */
+export class ClustersModel implements IClustersModel, IDisposable {
+  constructor(options: { onStarted?: (cluster: ICluster) => void } = {}) {
+    this._onStarted = options.onStarted;
+    this._poll = new Poll({
+      factory: () => this.refresh(),
+      frequency: { interval: 5000, backoff: true, max: 30000 },
+      standby: 'when-hidden',
+      name: 'dashdock:clusters'
+    });
+  }
+
+  get clusters(): readonly ICluster[] {
+    return this._clusters;
+  }
+
+  get busy(): ReadonlySet<string> {
+    return this._busy;
+  }
+
+  get error(): string {
+    return this._error;
+  }
+
+  get changed(): ISignal<IClustersModel, void> {
+    return this._changed;
+  }
+
+  get isDisposed(): boolean {
+    return this._poll.isDisposed;
+  }
+
+  dispose(): void {
+    this._poll.dispose();
+    Signal.clearData(this);
+  }
+
+  async refresh(): Promise<void> {
+    const clusters = await listClusters();
+    if (!JSONExt.deepEqual(clusters as any, this._clusters as any)) {
+      this._clusters = clusters;
+      this._changed.emit();
+    }
+  }
+
+  async start(): Promise<ICluster | null> {
+    const cluster = await this._run('new', () => startCluster());
+    if (cluster) {
+      this._onStarted?.(cluster);
+    }
+    return cluster;
+  }
+
+  async scale(id: string, workers: number): Promise<void> {
+    await this._run(id, () => changeCluster(id, { workers }));
+  }
+
+  async adapt(id: string, minimum: number, maximum: number): Promise<void> {
+    await this._run(id, () => changeCluster(id, { adapt: { minimum, maximum } }));
+  }
+
+  async stop(id: string): Promise<void> {
+    await this._run(id, () => stopCluster(id));
+  }
+
+  private async _run<T>(key: string, operation: () => Promise<T>): Promise<T | null> {
+    this._busy.add(key);
+    this._error = '';
+    this._changed.emit();
+    try {
+      return await operation();
+    } catch (error: any) {
+      this._error = String(error?.message ?? error);
+      return null;
+    } finally {
+      this._busy.delete(key);
+      await this.refresh().catch(() => undefined);
+      this._changed.emit();
+    }
+  }
+
+  private _clusters: ICluster[] = [];
+  private _busy = new Set<string>();
+  private _error = '';
+  private _onStarted?: (cluster: ICluster) => void;
+  private _poll: Poll;
+  private _changed = new Signal<IClustersModel, void>(this);
+}
+
+/**
+ * The code that connects a notebook to a cluster.
+ */
+export function clientCode(cluster: ICluster): string {
+  return ['from dask.distributed import Client', '', `client = Client("${cluster.scheduler}")`, 'client'].join('\n');
+}

@@ -1,0 +1,74 @@
+import { JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
+import { ICommandPalette } from '@jupyterlab/apputils';
+import { IConsoleTracker } from '@jupyterlab/console';
+import { INotebookTracker, NotebookActions } from '@jupyterlab/notebook';
+import { ITranslator, nullTranslator } from '@jupyterlab/translation';
+
+import { clientCode, ClustersModel } from '../clusters';
+import { CommandIDs, IClustersModel, ISourcesModel, TRANSLATION_DOMAIN } from '../tokens';
+
+/**
+ * Managed clusters: the model behind the sidebar's Clusters section, and its commands.
+ */
+export const clustersPlugin: JupyterFrontEndPlugin<IClustersModel> = {
+  id: 'dashdock:clusters',
+  description: 'Starts, scales and stops Dask clusters managed by the Jupyter server.',
+  autoStart: true,
+  requires: [ISourcesModel],
+  provides: IClustersModel,
+  optional: [INotebookTracker, IConsoleTracker, ICommandPalette, ITranslator],
+  activate: (
+    app: JupyterFrontEnd,
+    sources: ISourcesModel,
+    notebooks: INotebookTracker | null,
+    consoles: IConsoleTracker | null,
+    palette: ICommandPalette | null,
+    translator: ITranslator | null
+  ): IClustersModel => {
+    const trans = (translator ?? nullTranslator).load(TRANSLATION_DOMAIN);
+    const model = new ClustersModel({
+      // A new cluster is a new source: list it and show its plots right away.
+      onStarted: cluster =>
+        void sources
+          .refresh()
+          .then(() => sources.select(cluster.source))
+          .catch(() => undefined)
+    });
+
+    app.commands.addCommand(CommandIDs.launchCluster, {
+      label: trans.__('Launch Dask Cluster'),
+      caption: trans.__('Start a Dask cluster managed by this Jupyter server'),
+      execute: () => model.start()
+    });
+
+    app.commands.addCommand(CommandIDs.insertClientCode, {
+      label: trans.__('Insert Dask Client Code'),
+      caption: trans.__('Insert the code that connects to a managed cluster into the active notebook or console'),
+      describedBy: {
+        args: { type: 'object', required: ['cluster'], properties: { cluster: { type: 'string' } } }
+      },
+      execute: args => {
+        const cluster = model.clusters.find(c => c.id === args.cluster);
+        if (!cluster) {
+          return;
+        }
+        const code = clientCode(cluster);
+        const current = app.shell.currentWidget;
+        const notebook = notebooks?.currentWidget;
+        const console = consoles?.currentWidget;
+        if (console && (current === console || !notebook)) {
+          console.console.promptCell?.model.sharedModel.setSource(code);
+          return;
+        }
+        if (notebook) {
+          NotebookActions.insertBelow(notebook.content);
+          notebook.content.activeCell?.model.sharedModel.setSource(code);
+          app.shell.activateById(notebook.id);
+        }
+      }
+    });
+
+    palette?.addItem({ command: CommandIDs.launchCluster, category: trans.__('Dask') });
+    return model;
+  }
+};

@@ -1,0 +1,59 @@
+"""A user starts a cluster from the sidebar, watches it work, and connects a notebook to it."""
+
+from __future__ import annotations
+
+from conftest import Lab, open_lab, screenshot
+from helpers import drag_to, open_sidebar, pane, plot_item, wait_for_bokeh_plot
+from playwright.sync_api import Browser, expect
+
+CARD = ".jp-dashdock-ClusterCard"
+
+
+def test_start_cluster_open_its_plots_and_connect_a_notebook(browser: Browser, lab: Lab) -> None:
+    page = open_lab(browser, lab, "clusters")
+    open_sidebar(page)
+    page.click('.jp-dashdock-Clusters button[data-action="new"]')
+    card = page.locator(CARD)
+    expect(card.locator(".jp-dashdock-ClusterCard-status")).to_have_text("running", timeout=120_000)
+    scheduler = card.locator("dd").first.inner_text()
+    assert scheduler.startswith("tcp://127.0.0.1:")
+
+    # The new cluster is a source at once: its plots are listed and open as panes.
+    expect(page.locator(".jp-dashdock-Source.jp-mod-selected")).to_contain_text("Cluster 1")
+    plot_item(page, "Task Stream").click()
+    wait_for_bokeh_plot(page, "Task Stream")
+
+    # Scaling shows in the card.
+    card.locator('input[name="workers"]').fill("2")
+    card.locator('button[data-action="scale"]').click()
+    expect(card.locator("dd").nth(1)).to_have_text("2", timeout=60_000)
+
+    # A notebook, then the card dragged into it: a cell that connects to the cluster, which runs.
+    page.evaluate("() => window.jupyterapp.commands.execute('notebook:create-new', {kernelName: 'python3'})")
+    notebook = page.locator(".jp-NotebookPanel").last
+    expect(notebook.locator(".jp-Notebook-cell")).to_have_count(1)
+    page.wait_for_selector(
+        ".jp-NotebookPanel .jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=60_000
+    )
+    target = notebook.locator(".jp-Notebook-cell").first.bounding_box()
+    assert target is not None
+    drag_to(
+        page,
+        card.locator(".jp-dashdock-ClusterCard-header"),
+        target["x"] + target["width"] / 2,
+        target["y"] + target["height"] * 0.9,
+    )
+    inserted = notebook.locator(".jp-Notebook-cell", has_text="Client(")
+    expect(inserted).to_have_count(1)
+    expect(inserted).to_contain_text(scheduler)
+    inserted.click()
+    page.keyboard.press("Shift+Enter")
+    expect(inserted.locator(".jp-OutputArea-output")).to_contain_text("Client", timeout=60_000)
+    screenshot(page, "cluster-connected-notebook")
+
+    # Shutting it down removes the card and its source; its pane says so.
+    card.locator('button[data-action="stop"]').click()
+    expect(page.locator(CARD)).to_have_count(0, timeout=60_000)
+    expect(page.locator(".jp-dashdock-Source", has_text="Cluster 1")).to_have_count(0)
+    expect(pane(page, "Task Stream")).to_have_attribute("data-status", "gone", timeout=30_000)
+    page.context.close()
