@@ -98,7 +98,7 @@ class ManagedCluster:
             "threads": self.info.get("threads", 0),
             "memory": self.info.get("memory", 0),
             "adapt": self.adapt,
-            "source": self.id if self.status == "running" else None,
+            "source": self.id if self.status == "running" and self.info.get("dashboard") else None,
         }
 
     async def command(self, op: str, **arguments: Any) -> dict[str, Any]:
@@ -211,7 +211,11 @@ class ClusterManager:
             raise ClusterError(504, f"The cluster did not start within {self._start_timeout:g} s.") from exc
         if cluster.adapt is None and workers is None and self.factory.adapt:
             cluster.adapt = dict(self.factory.adapt)
-        await self._registry.register(cluster_id, cluster.name, "cluster", cluster.info["dashboard"])
+        dashboard = cluster.info.get("dashboard")
+        if isinstance(dashboard, str) and dashboard.startswith(("http://", "https://")):
+            await self._registry.register(cluster_id, cluster.name, "cluster", dashboard)
+        else:
+            self._log.warning("dashdock: %s has no dashboard to show", cluster.name)
         self._log.info("dashdock: started %s (%s)", cluster.name, cluster.info["scheduler"])
         return cluster
 
