@@ -66,8 +66,11 @@ class WebSocketRelayMixin:
         if pane_id and _PANE_ID_RE.match(pane_id):
             self._pane = PaneRelay(pane_id, route.source_id, self._on_pane_state)
             self._state = self._panes.state(pane_id)
+        # The websocket timeout below covers only the open socket; the upgrade itself gets the same
+        # bounds as an HTTP request, so a dashboard that never answers gives a 504, not a hang.
+        upgrade_deadline = self._proxy.connect_timeout + self._proxy.read_timeout
         try:
-            self._upstream_ws = await self._client.session.ws_connect(
+            connect = self._client.session.ws_connect(
                 self._upstream_url(),
                 protocols=protocols,
                 headers={"Origin": route.target.origin, **upstream_request_headers(self.request.headers)},
@@ -77,6 +80,7 @@ class WebSocketRelayMixin:
                 compress=0,
                 timeout=aiohttp.ClientWSTimeout(ws_receive=None, ws_close=5.0),
             )
+            self._upstream_ws = await asyncio.wait_for(connect, upgrade_deadline)
         except (TimeoutError, aiohttp.ClientError) as exc:
             raise as_http_error(route.target, exc) from None
         await WebSocketHandler.get(self)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-pytest_plugins = ["pytest_jupyter.jupyter_server"]
-
 import asyncio
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,6 +12,9 @@ from _support import Jupyter, RecordingUpstream, WarningsLog
 from distributed import LocalCluster
 from tornado.simple_httpclient import SimpleAsyncHTTPClient
 from traitlets.config import Config
+
+# pytest-jupyter has no entry point: its server fixtures are loaded here.
+pytest_plugins = ["pytest_jupyter.jupyter_server"]
 
 
 @pytest.fixture(scope="session")

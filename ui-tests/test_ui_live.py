@@ -91,7 +91,8 @@ def test_hidden_pane_stops_streaming_and_resumes_when_shown(
     page.evaluate(
         """async source => {
             const app = window.jupyterapp;
-            const first = await app.commands.execute('dashdock:open-plot', {source, path: '/individual-task-stream'});
+            const first = await app.commands.execute('dashdock:open-plot',
+              {source, path: '/individual-task-stream'});
             await app.commands.execute('dashdock:open-plot',
               {source, path: '/individual-progress', mode: 'tab-after', ref: first.id});
         }""",
@@ -115,7 +116,8 @@ def test_dark_theme_gives_dark_plots(browser: Browser, lab: Lab, dask_cluster: D
     source = lab.api("dashdock/api/sources", "POST", {"url": dask_cluster.dashboard})
     page = open_lab(browser, lab, "dark")
     page.evaluate(
-        "source => window.jupyterapp.commands.execute('dashdock:open-plot', {source, path: '/individual-progress'})",
+        "source => window.jupyterapp.commands.execute("
+        "'dashdock:open-plot', {source, path: '/individual-progress'})",
         source["id"],  # type: ignore[index]
     )
     wait_for_bokeh_plot(page, "Progress")

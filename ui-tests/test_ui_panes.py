@@ -90,12 +90,15 @@ def test_drag_plot_to_right_half(browser: Browser, lab: Lab, dask_cluster: DaskC
 
 
 def _saved_pane_count(lab: Lab, workspace: str) -> int:
+    """How many dashdock panes the saved workspace has, both tracked and placed in the main area."""
     request = urllib.request.Request(
         f"{lab.url}lab/api/workspaces/{workspace}", headers={"Authorization": f"token {TOKEN}"}
     )
     with urllib.request.urlopen(request, timeout=10) as response:
         data = json.loads(response.read())["data"]
-    return sum(1 for key in data if key.startswith("dashdock-plots:"))
+    tracked = [key for key in data if key.startswith("dashdock-plots:")]
+    placed = json.dumps(data.get("layout-restorer:data", {}).get("main", {}))
+    return sum(1 for key in tracked if key in placed)
 
 
 def test_default_layout_then_reload_restores_panes(
@@ -103,6 +106,9 @@ def test_default_layout_then_reload_restores_panes(
 ) -> None:
     lab.api("dashdock/api/sources", "POST", {"url": dask_cluster.dashboard})
     page = open_lab(browser, lab, "restore")
+    # An empty main area, so the layout fills it and positions after the reload are comparable.
+    page.evaluate("() => window.jupyterapp.commands.execute('application:close-all')")
+    expect(page.locator("#jp-main-dock-panel .lm-DockPanel-widget")).to_have_count(0)
     open_sidebar(page)
     page.click(".jp-dashdock-Plots-layout")
     for name in KEY_PLOTS:
