@@ -204,11 +204,15 @@ class ClusterManager:
             await process.stdin.drain()
             await asyncio.wait_for(asyncio.shield(cluster.started), self._start_timeout)
         except (TimeoutError, ClusterError, ConnectionError) as exc:
-            del self._clusters[cluster_id]
+            if self._clusters.pop(cluster_id, None) is None:
+                raise _stopped_while_starting(cluster) from exc
             await cluster.close()
             if isinstance(exc, ClusterError):
                 raise ClusterError(500, f"The cluster could not start: {exc.reason}") from exc
             raise ClusterError(504, f"The cluster did not start within {self._start_timeout:g} s.") from exc
+        if cluster_id not in self._clusters:
+            # Shut down by the user while it was starting: it must not come back as a source.
+            raise _stopped_while_starting(cluster)
         if cluster.adapt is None and workers is None and self.factory.adapt:
             cluster.adapt = dict(self.factory.adapt)
         dashboard = cluster.info.get("dashboard")
@@ -244,3 +248,7 @@ class ClusterManager:
 
     async def close_all(self) -> None:
         await asyncio.gather(*(self.stop(cluster_id) for cluster_id in list(self._clusters)))
+
+
+def _stopped_while_starting(cluster: ManagedCluster) -> ClusterError:
+    return ClusterError(409, f"The cluster {cluster.name} was shut down while it was starting.")
