@@ -83,12 +83,16 @@ def start_cluster(port: int = 0) -> DaskCluster:
     raise RuntimeError("the sample cluster did not start")
 
 
-def stop_cluster(cluster: DaskCluster) -> None:
-    cluster.process.terminate()
+def _terminate(process: subprocess.Popen) -> None:  # type: ignore[type-arg]
+    process.terminate()
     try:
-        cluster.process.wait(timeout=30)
+        process.wait(timeout=30)
     except subprocess.TimeoutExpired:
-        cluster.process.kill()
+        process.kill()
+
+
+def stop_cluster(cluster: DaskCluster) -> None:
+    _terminate(cluster.process)
 
 
 @pytest.fixture(scope="session")
@@ -151,11 +155,7 @@ def start_lab(tmp: Path, base_url: str = "/") -> Lab:
 
 
 def stop_lab(lab: Lab) -> None:
-    lab.process.terminate()
-    try:
-        lab.process.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        lab.process.kill()
+    _terminate(lab.process)
 
 
 @pytest.fixture(scope="module")
