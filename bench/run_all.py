@@ -8,7 +8,14 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-SCRIPTS = ("ws_relay.py", "pane_bytes.py", "stream_memory.py", "many_panes.py", "pane_states.py")
+SCRIPTS = (
+    "ws_relay.py",
+    "pane_bytes.py",
+    "stream_memory.py",
+    "many_panes.py",
+    "pane_states.py",
+    "server_responsiveness.py",
+)
 
 
 def main() -> int:
