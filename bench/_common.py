@@ -90,15 +90,23 @@ class Upstream:
 class JupyterServer:
     """``python -m jupyter server`` with dashdock (and jupyter-server-proxy when installed), isolated dirs."""
 
-    def __init__(self, *, with_jsp: bool = True) -> None:
+    def __init__(
+        self,
+        *,
+        with_jsp: bool = True,
+        tmp: str | None = None,
+        extra_extensions: dict[str, bool] | None = None,
+        extra_env: dict[str, str] | None = None,
+    ) -> None:
         self.port = free_port()
-        self.tmp = tempfile.mkdtemp(prefix="dashdock-bench-")
+        self.tmp = tmp or tempfile.mkdtemp(prefix="dashdock-bench-")
         self.with_jsp = with_jsp and jsp_installed()
-        extensions = {"dashdock": True}
+        extensions = {"dashdock": True, **(extra_extensions or {})}
         if jsp_installed():
             extensions["jupyter_server_proxy"] = self.with_jsp
         env = {
             **os.environ,
+            **(extra_env or {}),
             "JUPYTER_CONFIG_DIR": f"{self.tmp}/config",
             "JUPYTER_DATA_DIR": f"{self.tmp}/data",
             "JUPYTER_RUNTIME_DIR": f"{self.tmp}/runtime",

@@ -23,9 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-import shutil
 import signal
-import subprocess
 import sys
 import tempfile
 import textwrap
@@ -36,15 +34,10 @@ from pathlib import Path
 import aiohttp
 from _common import (
     AUTH,
-    HOST,
-    TOKEN,
     JupyterServer,
-    free_port,
     heading,
     percentile,
-    stop,
     table,
-    wait_for_port,
 )
 
 SCRIPT = Path(__file__).resolve()
@@ -164,47 +157,23 @@ def _running(pid: int) -> bool:
     return state not in ("Z", "X")
 
 
-class InProcessClusterServer:
+class InProcessClusterServer(JupyterServer):
     """A Jupyter server whose LocalCluster lives on its own loop (dask-labextension's way)."""
 
     def __init__(self) -> None:
-        self.port = free_port()
-        self.tmp = tempfile.mkdtemp(prefix="dashdock-bench-inproc-")
-        Path(self.tmp, "bench_inprocess_cluster.py").write_text(textwrap.dedent(_EXTENSION))
-        self.address_file = Path(self.tmp, "scheduler-address")
-        env = {
-            **os.environ,
-            "PYTHONPATH": os.pathsep.join(filter(None, [self.tmp, os.environ.get("PYTHONPATH")])),
-            "BENCH_WORKERS": str(WORKERS),
-            "BENCH_ADDRESS_FILE": str(self.address_file),
-            "JUPYTER_CONFIG_DIR": f"{self.tmp}/config",
-            "JUPYTER_DATA_DIR": f"{self.tmp}/data",
-            "JUPYTER_RUNTIME_DIR": f"{self.tmp}/runtime",
-            "JUPYTER_PLATFORM_DIRS": "1",
-        }
-        extensions = {"dashdock": True, "bench_inprocess_cluster": True}
-        argv = [
-            sys.executable,
-            "-m",
-            "jupyter",
-            "server",
-            f"--port={self.port}",
-            f"--ip={HOST}",
-            "--no-browser",
-            f"--ServerApp.token={TOKEN}",
-            "--ServerApp.allow_root=True",
-            f"--ServerApp.root_dir={self.tmp}",
-            "--ServerApp.log_level=WARN",
-            f"--ServerApp.jpserver_extensions={extensions}",
-            "--DashdockApp.sources_file=",
-        ]
-        self.log = open(f"{self.tmp}/server.log", "wb")
-        self.proc = subprocess.Popen(argv, env=env, cwd=self.tmp, stdin=subprocess.DEVNULL, stderr=self.log)
-        wait_for_port(self.port, self.proc)
-
-    @property
-    def url(self) -> str:
-        return f"http://{HOST}:{self.port}"
+        tmp = tempfile.mkdtemp(prefix="dashdock-bench-inproc-")
+        Path(tmp, "bench_inprocess_cluster.py").write_text(textwrap.dedent(_EXTENSION))
+        self.address_file = Path(tmp, "scheduler-address")
+        super().__init__(
+            with_jsp=False,
+            tmp=tmp,
+            extra_extensions={"bench_inprocess_cluster": True},
+            extra_env={
+                "PYTHONPATH": os.pathsep.join(filter(None, [tmp, os.environ.get("PYTHONPATH")])),
+                "BENCH_WORKERS": str(WORKERS),
+                "BENCH_ADDRESS_FILE": str(self.address_file),
+            },
+        )
 
     def scheduler_address(self, timeout: float = 120.0) -> str:
         deadline = time.monotonic() + timeout
@@ -214,14 +183,11 @@ class InProcessClusterServer:
             if self.proc.poll() is not None:
                 break
             time.sleep(0.2)
-        self.log.flush()
-        print(Path(f"{self.tmp}/server.log").read_text(errors="replace")[-3000:], file=sys.stderr)
+        self._dump_log()
         raise RuntimeError("the in-process LocalCluster did not start")
 
     def close(self) -> None:
-        stop(self.proc)
-        self.log.close()
-        shutil.rmtree(self.tmp, ignore_errors=True)
+        self.__exit__()
 
 
 # -- measuring --------------------------------------------------------------------------------
