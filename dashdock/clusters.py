@@ -20,6 +20,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
+from .errors import UserFacingError
 from .registry import SourceRegistry
 
 # Dask's own link template in the host process would otherwise come from the server's environment,
@@ -32,13 +33,8 @@ COMMAND_TIMEOUT = 60.0
 CLOSE_TIMEOUT = 15.0
 
 
-class ClusterError(Exception):
-    """A cluster operation failed; ``status`` is the HTTP status that fits, ``reason`` is for people."""
-
-    def __init__(self, status: int, reason: str) -> None:
-        super().__init__(reason)
-        self.status = status
-        self.reason = reason
+class ClusterError(UserFacingError):
+    """A cluster operation failed."""
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from jupyter_server.utils import url_path_join
 from tornado import web
 
 from .clusters import ClusterError, ClusterManager
+from .errors import UserFacingError
 from .panes import ALLOWED_INTERVALS, PaneRegistry, PaneState
 from .registry import SourceError, SourceRegistry
 
@@ -40,7 +41,7 @@ class _DashdockAPIHandler(APIHandler):
         return url_path_join(self.base_url, "dashdock/proxy", source_id) + path
 
 
-def _http_error(exc: SourceError) -> web.HTTPError:
+def _http_error(exc: UserFacingError) -> web.HTTPError:
     return web.HTTPError(exc.status, exc.reason.replace("%", "%%"))
 
 
@@ -149,10 +150,6 @@ class PaneHandler(_DashdockAPIHandler):
         self.finish(json.dumps(self.panes.to_json(pane_id)))
 
 
-def _cluster_error(exc: ClusterError) -> web.HTTPError:
-    return web.HTTPError(exc.status, exc.reason.replace("%", "%%"))
-
-
 def _count(value: object, what: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise web.HTTPError(400, f"'{what}' must be a whole number of workers, 0 or more.")
@@ -190,7 +187,7 @@ class ClustersHandler(_DashdockAPIHandler):
         try:
             cluster = await self.clusters.start(name, workers, adapt)
         except ClusterError as exc:
-            raise _cluster_error(exc) from exc
+            raise _http_error(exc) from exc
         self.set_status(201)
         self.finish(json.dumps(cluster.to_json()))
 
@@ -204,7 +201,7 @@ class ClusterHandler(_DashdockAPIHandler):
             if cluster.status == "running":
                 await cluster.command("info")
         except ClusterError as exc:
-            raise _cluster_error(exc) from exc
+            raise _http_error(exc) from exc
         self.finish(json.dumps(cluster.to_json()))
 
     @web.authenticated
@@ -222,7 +219,7 @@ class ClusterHandler(_DashdockAPIHandler):
             else:
                 raise web.HTTPError(400, "Give either 'workers' or 'adapt'.")
         except ClusterError as exc:
-            raise _cluster_error(exc) from exc
+            raise _http_error(exc) from exc
         self.finish(json.dumps(cluster.to_json()))
 
     @web.authenticated
@@ -231,7 +228,7 @@ class ClusterHandler(_DashdockAPIHandler):
         try:
             await self.clusters.stop(cluster_id)
         except ClusterError as exc:
-            raise _cluster_error(exc) from exc
+            raise _http_error(exc) from exc
         self.set_status(204)
         self.finish()
 

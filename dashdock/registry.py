@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .catalog import Plot, parse_catalog
+from .errors import UserFacingError
 from .targets import Allowlist, DashboardURL, Target, TargetError, parse_dashboard_url
 from .upstream import UpstreamClient, UpstreamError
 
@@ -18,13 +19,8 @@ from .upstream import UpstreamClient, UpstreamError
 _MAX_ROOT_SEARCH = 6
 
 
-class SourceError(Exception):
-    """Adding or using a source failed; ``status`` is the HTTP status that fits, ``reason`` is for people."""
-
-    def __init__(self, status: int, reason: str) -> None:
-        super().__init__(reason)
-        self.status = status
-        self.reason = reason
+class SourceError(UserFacingError):
+    """Adding or using a source failed."""
 
 
 @dataclass
