@@ -1,11 +1,32 @@
-"""dashdock: dock the live plots of Dask dashboards into JupyterLab."""
+"""dashdock: dock the live plots of Dask dashboards into JupyterLab.
+
+Kernels import this package (``dashdock.show``, the Dask client preload), so nothing of the
+Jupyter server is imported until the server asks for its extension.
+"""
 
 from __future__ import annotations
 
-from ._version import __version__
-from .app import DashdockApp
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["DashdockApp", "__version__"]
+from ._version import __version__
+
+if TYPE_CHECKING:
+    from .app import DashdockApp
+    from .kernel.show import show
+
+__all__ = ["DashdockApp", "__version__", "show"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "DashdockApp":
+        from .app import DashdockApp
+
+        return DashdockApp
+    if name == "show":
+        from .kernel.show import show
+
+        return show
+    raise AttributeError(f"module 'dashdock' has no attribute {name!r}")
 
 
 def _jupyter_labextension_paths() -> list[dict[str, str]]:
@@ -13,4 +34,6 @@ def _jupyter_labextension_paths() -> list[dict[str, str]]:
 
 
 def _jupyter_server_extension_points() -> list[dict[str, object]]:
+    from .app import DashdockApp
+
     return [{"module": "dashdock", "app": DashdockApp}]

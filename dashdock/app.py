@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import os
+import tempfile
 from pathlib import Path
 
-from jupyter_core.paths import jupyter_data_dir
+from jupyter_core.paths import jupyter_data_dir, jupyter_runtime_dir
 from jupyter_server.extension.application import ExtensionApp
 from jupyter_server.utils import url_path_join
 from traitlets import Bool, Dict, Float, Int, List, Unicode, default
@@ -14,6 +16,9 @@ from traitlets import Bool, Dict, Float, Int, List, Unicode, default
 from .bokeh_static import LocalBokehJS
 from .clusters import ClusterError, ClusterFactory, ClusterManager
 from .handlers import API_ROUTES
+from .kernel.protocol import CLIENTS_DIR_VARIABLE, PRELOAD_VARIABLE
+from .kernel_clients import KernelClients
+from .kernel_handlers import KERNEL_API_ROUTES
 from .panes import PaneRegistry
 from .proxy import ProxyHandler, ProxySettings
 from .registry import SourceError, SourceRegistry
@@ -22,6 +27,9 @@ from .upstream import Timeouts, UpstreamClient
 
 _DASHBOARD_LINK_VARIABLE = "DASK_DISTRIBUTED__DASHBOARD__LINK"
 _DASK_DEFAULT_LINK = "{scheme}://{host}:{port}/status"
+# A file, not a module name: Dask imports a missing module name as an error in Client(), which
+# would break clients in kernels of environments without dashdock. The file never raises.
+_PRELOAD_FILE = str(Path(__file__).parent / "_preload" / "dashdock_preload.py")
 
 
 class DashdockApp(ExtensionApp):
@@ -72,6 +80,15 @@ class DashdockApp(ExtensionApp):
             "Give kernels started by this server a distributed.dashboard.link through dashdock's proxy, "
             "so client.dashboard_link opens from the browser under any base URL (JupyterHub included). "
             "A user's own setting of the link wins. Default: True."
+        ),
+    )
+    kernel_integration = Bool(
+        True,
+        config=True,
+        help=(
+            "Give Dask clients in Python kernels started by this server dashdock's live repr, and "
+            "show each client as a source named after its notebook (a Dask client preload that "
+            "does nothing until a Client is created). Default: True."
         ),
     )
 
@@ -135,6 +152,16 @@ class DashdockApp(ExtensionApp):
 
         if self.kernel_dashboard_link:
             self._offer_kernels_a_proxied_dashboard_link()
+        self.kernel_clients = KernelClients(
+            Path(tempfile.mkdtemp(prefix="dashdock-clients-", dir=_runtime_dir())),
+            self.registry,
+            self.allowlist,
+            lambda: self.serverapp.kernel_manager.list_kernel_ids(),
+            self._notebook_names,
+            self.log,
+        )
+        if self.kernel_integration:
+            self._offer_kernels_the_client_preload()
 
     def _cluster_factory(self) -> ClusterFactory:
         """Traits first, then the ``labextension`` section of Dask's config, so that
@@ -175,6 +202,31 @@ class DashdockApp(ExtensionApp):
         link = url_path_join(self.serverapp.base_url, "dashdock/proxy/{host}:{port}/status")
         os.environ[_DASHBOARD_LINK_VARIABLE] = link
 
+    def _offer_kernels_the_client_preload(self) -> None:
+        """Added to the user's own preloads (Dask's configuration or the variable), never instead."""
+        import dask.config
+
+        preloads = dask.config.get("distributed.client.preload", default=[]) or []
+        if isinstance(preloads, str):
+            preloads = [preloads]
+        if PRELOAD_VARIABLE in os.environ:
+            try:
+                preloads = ast.literal_eval(os.environ[PRELOAD_VARIABLE])
+            except (ValueError, SyntaxError):
+                preloads = [os.environ[PRELOAD_VARIABLE]]
+        preloads = [p for p in preloads if not str(p).endswith("dashdock_preload.py")]
+        os.environ[PRELOAD_VARIABLE] = repr([*preloads, _PRELOAD_FILE])
+        os.environ[CLIENTS_DIR_VARIABLE] = str(self.kernel_clients.directory)
+
+    async def _notebook_names(self) -> dict[str, str]:
+        """Kernel id -> the file name of the notebook (or console) it runs for."""
+        sessions = await self.serverapp.session_manager.list_sessions()
+        return {
+            session["kernel"]["id"]: Path(session.get("path") or session.get("name") or "").name
+            for session in sessions
+            if session.get("kernel")
+        }
+
     def initialize_handlers(self) -> None:
         proxy = ProxySettings(
             connect_timeout=self.connect_timeout,
@@ -183,6 +235,12 @@ class DashdockApp(ExtensionApp):
         )
         api = {"registry": self.registry, "panes": self.panes, "clusters": self.clusters}
         self.handlers.extend((pattern, handler, api) for pattern, handler in API_ROUTES)
+        notebook_api = {
+            "kernel_clients": self.kernel_clients,
+            "client": self.client,
+            "allowlist": self.allowlist,
+        }
+        self.handlers.extend((pattern, handler, notebook_api) for pattern, handler in KERNEL_API_ROUTES)
         self.handlers.append(
             (
                 r"/dashdock/proxy/.*",
@@ -200,6 +258,7 @@ class DashdockApp(ExtensionApp):
 
     async def _start_jupyter_server_extension(self, serverapp: object) -> None:
         await self.registry.load()
+        self.kernel_clients.start()
         # In the background: a slow or dead dashboard, or a cluster that takes a minute to
         # start, must not delay the server's start.
         if self.initial_sources:
@@ -227,5 +286,13 @@ class DashdockApp(ExtensionApp):
                 self.log.warning("dashdock: initial source not added: %s", exc.reason)
 
     async def stop_extension(self) -> None:
+        await self.kernel_clients.stop()
         await self.clusters.close_all()
         await self.client.close()
+
+
+def _runtime_dir() -> str:
+    """The user's private runtime directory, where kernels write their client records."""
+    path = Path(jupyter_runtime_dir())
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    return str(path)

@@ -21,11 +21,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import UserFacingError
+from .kernel.protocol import CLIENTS_DIR_VARIABLE, PRELOAD_VARIABLE
 from .registry import SourceRegistry
 
 # Dask's own link template in the host process would otherwise come from the server's environment,
 # where dashdock put a proxied one for kernels; the host must report the scheduler's real address.
-_HOST_ENV_DROP = ("DASK_DISTRIBUTED__DASHBOARD__LINK",)
+# The kernel integration's variables are for kernels too (a cluster host is none).
+_HOST_ENV_DROP = ("DASK_DISTRIBUTED__DASHBOARD__LINK", PRELOAD_VARIABLE, CLIENTS_DIR_VARIABLE)
 _LOCAL_CLUSTER_NAMES = frozenset(
     {"distributed.LocalCluster", "dask.distributed.LocalCluster", "distributed.deploy.local.LocalCluster"}
 )

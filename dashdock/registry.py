@@ -39,7 +39,7 @@ class Source:
 
     id: str
     name: str
-    kind: str  # "url" (added by a user); later kinds: "cluster", "kernel"
+    kind: str  # "url" (added by a user), "cluster" (managed), "kernel" (a notebook's client)
     dashboard: DashboardURL
     health: Health = field(default_factory=Health)
     lost: int = 0  # how often an open plot lost its dashboard connection (a restart, a crash)
@@ -131,6 +131,21 @@ class SourceRegistry:
         root = DashboardURL(dashboard.target, dashboard.path.removesuffix("/status"))
         source = Source(source_id, name, kind, root, Health("up", "", time.time()))
         self._sources[source_id] = source
+        return source
+
+    def point(self, source_id: str, name: str, kind: str, dashboard_url: str) -> Source:
+        """Create a source found by the server (a notebook's client), or move it to another
+        dashboard. A move counts as a loss for its open plots, so their panes reload onto it."""
+        root = parse_dashboard_url(dashboard_url)
+        source = self._sources.get(source_id)
+        if source is None:
+            source = Source(source_id, name, kind, root, Health("up", "", time.time()))
+            self._sources[source_id] = source
+        elif source.dashboard != root:
+            source.dashboard = root
+            source.lost += 1
+            self._mark(source, "unknown", "")
+        source.name = name
         return source
 
     def unregister(self, source_id: str) -> None:

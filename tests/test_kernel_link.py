@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from _kernels import Kernel, run_in_new_kernel
 from _support import Jupyter
 
 VARIABLE = "DASK_DISTRIBUTED__DASHBOARD__LINK"
@@ -37,42 +38,6 @@ def link_variable() -> Iterator[None]:
     os.environ.pop(VARIABLE, None)
     if saved is not None:
         os.environ[VARIABLE] = saved
-
-
-class Kernel:
-    """A kernel started the way Lab starts one: through the server's kernel manager."""
-
-    def __init__(self, serverapp: Any) -> None:
-        self._manager = serverapp.kernel_manager
-
-    async def __aenter__(self) -> Kernel:
-        self._id = await self._manager.start_kernel(kernel_name="python3")
-        self._client = self._manager.get_kernel(self._id).client()
-        self._client.start_channels()
-        await self._client.wait_for_ready(timeout=60)
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        self._client.stop_channels()
-        await self._manager.shutdown_kernel(self._id, now=True)
-
-    async def run(self, code: str) -> str:
-        """Run code; return what it printed (and any traceback)."""
-        output: list[str] = []
-
-        def collect(message: dict[str, Any]) -> None:
-            if message["msg_type"] == "stream":
-                output.append(message["content"]["text"])
-            elif message["msg_type"] == "error":
-                output.append("\n".join(message["content"]["traceback"]))
-
-        await self._client.execute_interactive(code, timeout=120, output_hook=collect)
-        return "".join(output)
-
-
-async def run_in_new_kernel(serverapp: Any, code: str) -> str:
-    async with Kernel(serverapp) as kernel:
-        return await kernel.run(code)
 
 
 async def test_dashboard_link_of_a_notebook_cluster_opens_through_the_proxy(

@@ -1,0 +1,55 @@
+"""Where a client's dashboard really is (Dask's own link may already point at dashdock's proxy)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+_PLOT_NAME = re.compile(r"^[a-z0-9-]{1,80}$")
+# Short names people type for the plots they use most.
+_ALIASES = {"memory": "workers-memory", "tasks": "task-stream", "stream": "task-stream"}
+
+
+def dashboard_url(identity: Any) -> str | None:
+    """``http://host:port`` of the dashboard from a scheduler's identity, None when it has none."""
+    if not isinstance(identity, dict):
+        return None
+    port = (identity.get("services") or {}).get("dashboard")
+    address = identity.get("address")
+    if not isinstance(port, int) or not isinstance(address, str):
+        return None
+    protocol, _, rest = address.partition("://")
+    if protocol == "inproc":
+        # An in-process scheduler listens for HTTP on every interface, loopback included.
+        host = "127.0.0.1"
+    else:
+        host = rest.rsplit(":", 1)[0] if rest.count(":") == 1 or rest.startswith("[") else rest
+        host = host.strip("[]")
+    if ":" in host:
+        host = f"[{host}]"
+    return f"http://{host}:{port}"
+
+
+def plot_path(plot: str) -> str:
+    """'progress', 'Task Stream', 'individual-task-stream' -> '/individual-...'."""
+    name = plot.strip().lower().replace("_", "-").replace(" ", "-").strip("/")
+    name = name.removeprefix("individual-")
+    name = _ALIASES.get(name, name)
+    if not _PLOT_NAME.match(name):
+        raise ValueError(f"{plot!r} is not a plot name such as 'progress' or 'task-stream'.")
+    return f"/individual-{name}"
+
+
+def proxied_link(dashboard: str, path: str) -> str:
+    """The link the browser should follow: through Dask's configured link template when set
+    (dashdock gives kernels one that goes through its proxy), else the dashboard itself."""
+    try:
+        from distributed.utils import format_dashboard_link
+
+        host, _, port = dashboard.removeprefix("http://").rpartition(":")
+        link = format_dashboard_link(host.strip("[]"), int(port))
+    except Exception:  # a template of the user's that needs more than host and port
+        return dashboard + path
+    if link.endswith("/status"):
+        return link[: -len("/status")] + path
+    return dashboard + path

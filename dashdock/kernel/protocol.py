@@ -1,0 +1,45 @@
+"""The contract between kernels and the server: environment variables, MIME types, client records.
+
+Both sides import this module, so it must stay free of server and kernel imports.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+# Set by the server in its own environment, which the kernels it starts inherit.
+CLIENTS_DIR_VARIABLE = "DASHDOCK_KERNEL_CLIENTS_DIR"
+PRELOAD_VARIABLE = "DASK_DISTRIBUTED__CLIENT__PRELOAD"
+
+CLIENT_MIME_TYPE = "application/vnd.dashdock.client+json"
+PLOT_MIME_TYPE = "application/vnd.dashdock.plot+json"
+
+# One file per client: "<kernel id>--<client id>.json" in the clients directory.
+RECORD_SUFFIX = ".json"
+MAX_RECORD_BYTES = 4096
+
+_KERNEL_ID = re.compile(r"^[A-Za-z0-9-]{1,64}$")
+_CLIENT_ID = re.compile(r"^[A-Za-z0-9_-]{1,80}$")
+_DASHBOARD = re.compile(r"^https?://[^\s/?#]{1,260}$")
+
+
+def record_name(kernel_id: str, client_id: str) -> str:
+    return f"{kernel_id}--{client_id}{RECORD_SUFFIX}"
+
+
+def valid_record(document: Any) -> dict[str, Any] | None:
+    """The record if it has the expected shape, else None (a kernel's file is input, not trusted)."""
+    if not isinstance(document, dict):
+        return None
+    kernel_id, client_id = document.get("kernel_id"), document.get("client_id")
+    dashboard, started = document.get("dashboard"), document.get("started")
+    if not (isinstance(kernel_id, str) and _KERNEL_ID.match(kernel_id)):
+        return None
+    if not (isinstance(client_id, str) and _CLIENT_ID.match(client_id)):
+        return None
+    if not (isinstance(dashboard, str) and _DASHBOARD.match(dashboard)):
+        return None
+    if isinstance(started, bool) or not isinstance(started, (int, float)):
+        return None
+    return {"kernel_id": kernel_id, "client_id": client_id, "dashboard": dashboard, "started": started}

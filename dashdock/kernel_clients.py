@@ -1,0 +1,180 @@
+"""Dask clients that kernels of this server reported: each becomes a source named after its notebook.
+
+Kernels write one small file per client into a directory this server owns (see
+``dashdock.kernel.hooks``). A scan every two seconds turns the files into sources:
+
+- a kernel's newest client gets the kernel's own source id, so when a notebook replaces its
+  cluster (a new LocalCluster on another port) the open panes of that source follow it;
+- other clients of the same kernel on other dashboards get sources of their own;
+- a dashboard that already has a source (added by URL, a managed cluster) gets no second one;
+- files of kernels that are gone (shut down, killed) are removed with their sources.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import json
+import logging
+import os
+import shutil
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from .kernel.protocol import MAX_RECORD_BYTES, RECORD_SUFFIX, valid_record
+from .registry import Source, SourceRegistry
+from .targets import Allowlist, TargetError, parse_dashboard_url
+
+KIND = "kernel"
+SCAN_INTERVAL = 2.0
+
+
+@dataclass(frozen=True)
+class ClientRecord:
+    kernel_id: str
+    client_id: str
+    dashboard: str  # normalised dashboard root URL
+    started: float
+    path: Path
+
+
+def kernel_source_id(kernel_id: str, dashboard: str | None = None) -> str:
+    key = f"kernel:{kernel_id}" + (f":{dashboard}" if dashboard else "")
+    return hashlib.sha1(key.encode()).hexdigest()[:12]
+
+
+class KernelClients:
+    def __init__(
+        self,
+        directory: Path,
+        registry: SourceRegistry,
+        allowlist: Allowlist,
+        live_kernels: Callable[[], Iterable[str]],
+        notebook_names: Callable[[], Awaitable[dict[str, str]]],
+        log: logging.Logger,
+    ) -> None:
+        self.directory = directory
+        self._registry = registry
+        self._allowlist = allowlist
+        self._live_kernels = live_kernels
+        self._notebook_names = notebook_names
+        self._log = log
+        self._task: asyncio.Task[None] | None = None
+        self._refused: set[str] = set()  # dashboards already logged as not allowed
+        self.clients: dict[str, tuple[ClientRecord, str | None]] = {}  # client id -> record, source id
+
+    def start(self) -> None:
+        self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        self._task = asyncio.ensure_future(self._scan_forever())
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+        await asyncio.to_thread(shutil.rmtree, self.directory, True)
+
+    async def _scan_forever(self) -> None:
+        while True:
+            try:
+                await self.scan()
+            except Exception:  # one bad scan must not end discovery for the server's life
+                self._log.exception("dashdock: scanning kernel clients failed")
+            await asyncio.sleep(SCAN_INTERVAL)
+
+    async def scan(self) -> None:
+        records = await asyncio.to_thread(_read_records, self.directory)
+        live = set(self._live_kernels())
+        gone = [record.path for record in records if record.kernel_id not in live]
+        if gone:
+            await asyncio.to_thread(_remove, gone)
+        records = [record for record in records if record.kernel_id in live]
+        names = await self._notebook_names() if records else {}
+        self._apply(records, names)
+
+    def _apply(self, records: list[ClientRecord], names: dict[str, str]) -> None:
+        by_kernel: dict[str, list[ClientRecord]] = {}
+        for record in sorted(records, key=lambda r: r.started, reverse=True):
+            by_kernel.setdefault(record.kernel_id, []).append(record)
+
+        others = {s.dashboard.url: s.id for s in self._registry.list() if s.kind != KIND}
+        wanted: dict[str, tuple[str, str]] = {}  # source id -> (name, dashboard)
+        clients: dict[str, tuple[ClientRecord, str | None]] = {}
+        for kernel_id, kernel_records in by_kernel.items():
+            name = names.get(kernel_id) or f"kernel {kernel_id[:8]}"
+            for position, record in enumerate(kernel_records):
+                source_id: str | None
+                if record.dashboard in others:
+                    source_id = others[record.dashboard]
+                elif not self._allowed(record.dashboard):
+                    source_id = None
+                else:
+                    if position == 0:
+                        source_id = kernel_source_id(kernel_id)
+                    else:
+                        source_id = kernel_source_id(kernel_id, record.dashboard)
+                    label = name if position == 0 else f"{name} ({record.dashboard.split('//', 1)[1]})"
+                    if source_id not in wanted:
+                        wanted[source_id] = (label, record.dashboard)
+                clients[record.client_id] = (record, source_id)
+
+        for source in self._registry.list():
+            if source.kind == KIND and source.id not in wanted:
+                self._registry.unregister(source.id)
+        for source_id, (label, dashboard) in wanted.items():
+            self._registry.point(source_id, label, KIND, dashboard)
+        self.clients = clients
+
+    def _allowed(self, dashboard: str) -> bool:
+        if self._allowlist.allows(parse_dashboard_url(dashboard).target):
+            return True
+        if dashboard not in self._refused:
+            self._refused.add(dashboard)
+            self._log.warning(
+                "dashdock: a notebook's Dask client uses %s, which c.DashdockApp.allowed_targets "
+                "does not allow; it is not shown as a source",
+                dashboard,
+            )
+        return False
+
+    def source_for(self, dashboard: str, kernel_id: str | None) -> Source | None:
+        """The source a repr of this dashboard (shown in this kernel) should open plots from."""
+        matching = [s for s in self._registry.list() if s.dashboard.url == dashboard]
+        if kernel_id:
+            own = {kernel_source_id(kernel_id), kernel_source_id(kernel_id, dashboard)}
+            for source in matching:
+                if source.id in own:
+                    return source
+        return matching[0] if matching else None
+
+
+def _read_records(directory: Path) -> list[ClientRecord]:
+    """Well-formed records; anything else in the directory is ignored (and never followed)."""
+    records = []
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return []
+    for entry in entries:
+        if not entry.name.endswith(RECORD_SUFFIX) or not entry.is_file(follow_symlinks=False):
+            continue
+        try:
+            with open(entry.path, "rb") as file:
+                document = json.loads(file.read(MAX_RECORD_BYTES + 1)[:MAX_RECORD_BYTES])
+            record = valid_record(document)
+            if record is None:
+                continue
+            dashboard = parse_dashboard_url(record["dashboard"]).url
+        except (OSError, ValueError, TargetError):
+            continue
+        kernel_id, client_id, started = record["kernel_id"], record["client_id"], record["started"]
+        records.append(ClientRecord(kernel_id, client_id, dashboard, started, Path(entry.path)))
+    return records
+
+
+def _remove(paths: list[Path]) -> None:
+    for path in paths:
+        with contextlib.suppress(OSError):
+            path.unlink()

@@ -1,0 +1,111 @@
+"""REST API for notebook integration: what kernels' clients are known, and a live cluster summary.
+
+``GET dashdock/api/summary?dashboard=<url>[&kernel=<id>]`` answers a rich repr in a notebook:
+the source its plots open from and the scheduler's live counts (from ``/json/counts.json``,
+which stays cheap and reliable on busy clusters, unlike ``/json/identity.json``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from jupyter_server.auth.decorator import authorized
+from jupyter_server.base.handlers import APIHandler
+from tornado import web
+
+from .kernel_clients import KernelClients
+from .targets import Allowlist, TargetError, parse_dashboard_url
+from .upstream import UpstreamClient, UpstreamError
+
+_KERNEL_ID = re.compile(r"^[A-Za-z0-9-]{1,64}$")
+# Dask's name -> ours; missing numbers stay missing (older schedulers).
+_COUNTS = {
+    "workers": "workers",
+    "cores": "threads",
+    "tasks": "tasks",
+    "processing": "processing",
+    "waiting": "waiting",
+    "memory": "in_memory",
+    "erred": "erred",
+    "bytes": "stored_bytes",
+    "clients": "clients",
+}
+
+
+class _KernelAPIHandler(APIHandler):
+    auth_resource = "dashdock"
+
+    def initialize(self, kernel_clients: KernelClients, client: UpstreamClient, allowlist: Allowlist) -> None:
+        self.kernel_clients = kernel_clients
+        self.upstream = client
+        self.allowlist = allowlist
+
+
+class KernelClientsHandler(_KernelAPIHandler):
+    @web.authenticated
+    @authorized
+    async def get(self) -> None:
+        """The clients kernels reported, after a fresh look at what they wrote."""
+        await self.kernel_clients.scan()
+        clients = [
+            {
+                "client_id": record.client_id,
+                "kernel_id": record.kernel_id,
+                "dashboard": record.dashboard,
+                "source": source_id,
+            }
+            for record, source_id in self.kernel_clients.clients.values()
+        ]
+        self.finish(json.dumps({"clients": clients}))
+
+
+class SummaryHandler(_KernelAPIHandler):
+    @web.authenticated
+    @authorized
+    async def get(self) -> None:
+        kernel_id = self.get_query_argument("kernel", "") or None
+        if kernel_id is not None and not _KERNEL_ID.match(kernel_id):
+            raise web.HTTPError(400, "'kernel' is not a kernel id.")
+        try:
+            dashboard = parse_dashboard_url(self.get_query_argument("dashboard", ""))
+        except TargetError as exc:
+            raise web.HTTPError(400, str(exc)) from exc
+
+        source = self.kernel_clients.source_for(dashboard.url, kernel_id)
+        if source is None and not self.allowlist.allows(dashboard.target):
+            raise web.HTTPError(
+                403,
+                f"{dashboard.target.netloc} is not an allowed dashboard host. "
+                "An administrator can allow it with c.DashdockApp.allowed_targets.",
+            )
+        root = source.dashboard.url if source is not None else dashboard.url
+        counts: dict[str, int] | None = None
+        message = ""
+        try:
+            document = await self.upstream.get_json(root + "/json/counts.json")
+        except UpstreamError as exc:
+            message = f"The scheduler's dashboard is not available: {exc.reason}"
+        else:
+            if isinstance(document, dict):
+                counts = {
+                    ours: value
+                    for theirs, ours in _COUNTS.items()
+                    if isinstance(value := document.get(theirs), int) and not isinstance(value, bool)
+                }
+        self.finish(
+            json.dumps(
+                {
+                    "source": source.to_json() if source is not None else None,
+                    "target": dashboard.target.netloc,
+                    "counts": counts,
+                    "message": message,
+                }
+            )
+        )
+
+
+KERNEL_API_ROUTES = [
+    (r"/dashdock/api/kernel-clients", KernelClientsHandler),
+    (r"/dashdock/api/summary", SummaryHandler),
+]

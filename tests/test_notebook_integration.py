@@ -1,0 +1,251 @@
+"""A user creates a Dask client in a notebook: dashdock's repr, the client as a source, show().
+
+Kernels are started through the server (as Lab starts them), so they get dashdock's Dask client
+preload from the server's environment with no step of the user's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _kernels import Kernel
+from _support import Jupyter
+
+from dashdock.kernel.protocol import CLIENT_MIME_TYPE, CLIENTS_DIR_VARIABLE, PLOT_MIME_TYPE, PRELOAD_VARIABLE
+
+NEW_CLIENT = """
+from distributed import Client, LocalCluster
+cluster{n} = LocalCluster(n_workers=1, threads_per_worker=2, processes=False, protocol="tcp",
+                          host="127.0.0.1", dashboard_address="127.0.0.1:0")
+client{n} = Client(cluster{n})
+print("DASHBOARD", cluster{n}.scheduler.http_server.port)
+"""
+
+
+def dashboard_port(output: str) -> int:
+    lines = [line for line in output.splitlines() if line.startswith("DASHBOARD ")]
+    assert lines, output
+    return int(lines[-1].split()[1])
+
+
+async def kernel_sources(jupyter: Jupyter) -> list[dict[str, Any]]:
+    await jupyter.api("GET", "kernel-clients")  # scans what kernels reported
+    _, body = await jupyter.api("GET", "sources")
+    return [source for source in body["sources"] if source["kind"] == "kernel"]
+
+
+async def wait_for_kernel_sources(jupyter: Jupyter, count: int, timeout: float = 20) -> list[dict[str, Any]]:
+    for _ in range(int(timeout / 0.25)):
+        sources = await kernel_sources(jupyter)
+        if len(sources) == count:
+            return sources
+        await asyncio.sleep(0.25)
+    raise AssertionError(f"expected {count} kernel sources, found {await kernel_sources(jupyter)}")
+
+
+@pytest.fixture
+def clean_environment() -> Any:
+    """The extension sets variables in this process's environment (kernels inherit them)."""
+    saved = {name: os.environ.get(name) for name in (PRELOAD_VARIABLE, CLIENTS_DIR_VARIABLE)}
+    yield
+    for name, value in saved.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+
+
+async def test_nothing_runs_in_a_kernel_that_never_imports_distributed(
+    clean_environment: None, jupyter: Jupyter, jp_serverapp: Any
+) -> None:
+    async with Kernel(jp_serverapp) as kernel:
+        output = await kernel.run(
+            "import os, sys\n"
+            f"print('preload' if 'dashdock_preload.py' in os.environ['{PRELOAD_VARIABLE}'] else 'none')\n"
+            "print(sorted(m for m in ('dashdock', 'distributed', 'dask') if m in sys.modules))"
+        )
+    assert output.split() == ["preload", "[]"]
+
+
+async def test_a_client_shows_dashdocks_repr_with_dasks_html_as_fallback(
+    clean_environment: None, jupyter: Jupyter, jp_serverapp: Any
+) -> None:
+    async with Kernel(jp_serverapp) as kernel:
+        port = dashboard_port(await kernel.run(NEW_CLIENT.format(n=1)))
+        await kernel.run("client1")
+        await kernel.run("cluster1")
+    client_bundle, cluster_bundle = kernel.displayed[-2:]
+
+    data = client_bundle[CLIENT_MIME_TYPE]
+    assert data["kind"] == "client"
+    assert data["dashboard"] == f"http://127.0.0.1:{port}"
+    assert data["dashboard_link"] == f"/dashdock/proxy/127.0.0.1:{port}/status"
+    assert data["kernel_id"] == kernel.id
+    assert data["client_id"].startswith("Client-")
+    assert (data["workers"], data["threads"]) == (1, 2)
+    assert data["memory"] > 0
+    # Where dashdock's renderer is missing (classic notebook, nbconvert), Dask's own output shows.
+    assert "Client-" in client_bundle["text/html"] and client_bundle["text/plain"].startswith("<Client")
+
+    assert cluster_bundle[CLIENT_MIME_TYPE]["kind"] == "cluster"
+    assert cluster_bundle[CLIENT_MIME_TYPE]["title"] == "LocalCluster"
+    assert "LocalCluster" in cluster_bundle["text/html"]
+
+
+async def test_a_notebooks_client_becomes_a_source_named_after_the_notebook_until_it_closes(
+    clean_environment: None, jupyter: Jupyter, jp_serverapp: Any
+) -> None:
+    async with Kernel(jp_serverapp, notebook="work/analysis.ipynb") as kernel:
+        port = dashboard_port(await kernel.run(NEW_CLIENT.format(n=1)))
+        (source,) = await wait_for_kernel_sources(jupyter, 1)
+        assert source["name"] == "analysis.ipynb"
+        assert source["url"] == f"http://127.0.0.1:{port}"
+
+        # Its plots open through the proxy like any source's.
+        code, body = await jupyter.api("GET", f"sources/{source['id']}/plots")
+        assert code == 200 and any(p["path"] == "/individual-task-stream" for p in body["plots"])
+
+        await kernel.run("client1.close()")
+        await wait_for_kernel_sources(jupyter, 0)
+
+
+async def test_a_shut_down_kernel_takes_its_sources_with_it(
+    clean_environment: None, jupyter: Jupyter, jp_serverapp: Any
+) -> None:
+    async with Kernel(jp_serverapp, notebook="a.ipynb") as kernel:
+        await kernel.run(NEW_CLIENT.format(n=1))
+        await wait_for_kernel_sources(jupyter, 1)
+        # Killed, so the kernel cannot clean up after itself: the server notices it is gone.
+        await kernel.shutdown()
+        await wait_for_kernel_sources(jupyter, 0)
+
+
+async def test_a_notebook_that_replaces_its_cluster_keeps_its_source(
+    clean_environment: None, jupyter: Jupyter, jp_serverapp: Any
+) -> None:
+    """Open panes follow: the source id stays, its URL moves to the new port, and `lost` tells
+    the panes to reload."""
+    async with Kernel(jp_serverapp, notebook="b.ipynb") as kernel:
+        await kernel.run(NEW_CLIENT.format(n=1))
+        (before,) = await wait_for_kernel_sources(jupyter, 1)
+        new_port = dashboard_port(await kernel.run(NEW_CLIENT.format(n=2)))
+        await kernel.run("client1.close(); cluster1.close()")
+        (after,) = await wait_for_kernel_sources(jupyter, 1)
+    assert after["id"] == before["id"]
+    assert after["url"] == f"http://127.0.0.1:{new_port}"
+    assert after["lost"] > before["lost"]
+
+
+async def test_a_dashboard_that_already_is_a_source_gets_no_second_one(
+    clean_environment: None, jupyter: Jupyter, jp_serverapp: Any
+) -> None:
+    async with Kernel(jp_serverapp, notebook="c.ipynb") as kernel:
+        port = dashboard_port(await kernel.run(NEW_CLIENT.format(n=1)))
+        await wait_for_kernel_sources(jupyter, 1)
+        added = await jupyter.add_source(f"http://127.0.0.1:{port}/status")
+        await wait_for_kernel_sources(jupyter, 0)
+        _, clients = await jupyter.api("GET", "kernel-clients")
+        assert [c["source"] for c in clients["clients"]] == [added["id"]]
+
+
+async def test_the_summary_gives_a_reprs_live_numbers_and_its_source(
+    clean_environment: None, jupyter: Jupyter, jp_serverapp: Any
+) -> None:
+    async with Kernel(jp_serverapp, notebook="d.ipynb") as kernel:
+        port = dashboard_port(await kernel.run(NEW_CLIENT.format(n=1)))
+        (source,) = await wait_for_kernel_sources(jupyter, 1)
+        query = f"summary?dashboard=http://127.0.0.1:{port}&kernel={kernel.id}"
+        code, body = await jupyter.api("GET", query)
+        assert code == 200, body
+        assert body["source"]["id"] == source["id"]
+        assert body["counts"]["workers"] == 1 and body["counts"]["threads"] == 2
+
+        await kernel.run("client1.gather(client1.map(lambda x: x + 1, range(10)))")
+        _, body = await jupyter.api("GET", query)
+        assert body["counts"]["tasks"] >= 0 and body["counts"]["clients"] >= 1
+
+        await kernel.run("client1.close(); cluster1.close()")
+        _, body = await jupyter.api("GET", query)
+        assert body["counts"] is None
+        assert "not available" in body["message"]
+
+
+async def test_the_summary_cannot_reach_a_host_outside_the_allowlist(jupyter: Jupyter) -> None:
+    code, body = await jupyter.api("GET", "summary?dashboard=http://10.1.2.3:8787")
+    assert code == 403 and "not an allowed dashboard host" in body["message"]
+    code, body = await jupyter.api("GET", "summary?dashboard=http://127.0.0.1:1/&kernel=../../etc")
+    assert code == 400
+
+
+async def test_a_forged_record_cannot_make_the_proxy_reach_a_host_outside_the_allowlist(
+    clean_environment: None, jupyter: Jupyter, jp_serverapp: Any
+) -> None:
+    """Records are input: a dashboard outside the allowlist, junk, symlinks and huge files are ignored."""
+    directory = Path(os.environ[CLIENTS_DIR_VARIABLE])
+    async with Kernel(jp_serverapp, notebook="e.ipynb") as kernel:
+        forged = {
+            "kernel_id": kernel.id,
+            "client_id": "Client-1",
+            "dashboard": "http://10.9.9.9:80",
+            "started": 1,
+        }
+        (directory / f"{kernel.id}--Client-1.json").write_text(json.dumps(forged))
+        (directory / f"{kernel.id}--junk.json").write_text("{not json")
+        (directory / f"{kernel.id}--huge.json").write_text(" " * 100_000)
+        (directory / f"{kernel.id}--link.json").symlink_to("/etc/passwd")
+        assert await kernel_sources(jupyter) == []
+        assert any("10.9.9.9:80" in line and "allowed_targets" in line for line in jupyter.dashdock_warnings)
+
+
+async def test_show_puts_a_live_plot_under_the_cell(
+    clean_environment: None, jupyter: Jupyter, jp_serverapp: Any
+) -> None:
+    async with Kernel(jp_serverapp) as kernel:
+        port = dashboard_port(await kernel.run(NEW_CLIENT.format(n=1)))
+        output = await kernel.run("import dashdock; dashdock.show(client1, 'task stream')")
+        assert output == ""
+        bundle = kernel.displayed[-1]
+        failure = await kernel.run("dashdock.show(client1, '../status')")
+        data = bundle[PLOT_MIME_TYPE]
+        assert data["dashboard"] == f"http://127.0.0.1:{port}"
+        assert data["path"] == "/individual-task-stream"
+        link = f"/dashdock/proxy/127.0.0.1:{port}/individual-task-stream"
+        assert f'src="{link}"' in bundle["text/html"]
+        page = await jupyter.fetch(link, absolute=True)
+        assert page.code == 200 and b"bokeh" in page.body.lower()
+    assert "ValueError" in failure and "is not a plot name" in failure
+
+
+def _client_in_a_subprocess(prelude: str) -> subprocess.CompletedProcess[str]:
+    preload = Path(__file__).resolve().parent.parent / "dashdock" / "_preload" / "dashdock_preload.py"
+    code = prelude + (
+        "\nfrom distributed import Client\n"
+        "with Client(processes=False, dashboard_address=':0', n_workers=1) as c:\n"
+        "    print('SUM', c.submit(sum, [1, 2]).result())\n"
+    )
+    env = {**os.environ, PRELOAD_VARIABLE: repr([str(preload)])}
+    return subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120, check=False
+    )
+
+
+def test_a_client_works_where_dashdock_cannot_be_imported() -> None:
+    """A kernel of another environment inherits the preload; its clients must keep working."""
+    result = _client_in_a_subprocess("import sys; sys.modules['dashdock'] = None")
+    assert "SUM 3" in result.stdout, result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_a_client_works_where_the_kernel_integration_cannot_run_and_it_is_logged() -> None:
+    blocked = "import sys; sys.modules['dashdock'] = None; sys.modules['_dashdock_kernel'] = None"
+    result = _client_in_a_subprocess(blocked)
+    assert "SUM 3" in result.stdout, result.stderr
+    assert "dashdock: the kernel integration cannot run here" in result.stderr
+    assert "Traceback" not in result.stderr
