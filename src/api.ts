@@ -86,7 +86,10 @@ export async function setPaneState(pane: string, state: { paused: boolean; inter
  */
 export function proxyURL(source: string, path: string, pane?: string): string {
   const baseUrl = ServerConnection.makeSettings().baseUrl;
-  const url = URLExt.join(baseUrl, 'dashdock/proxy', encodeURIComponent(source)) + path;
+  // A source id or a literal `host:port` / `[v6]:port` target stays as it is: the server matches
+  // the raw segment, so an encoded colon would not be a target.
+  const target = /^[A-Za-z0-9.:[\]-]+$/.test(source) ? source : encodeURIComponent(source);
+  const url = URLExt.join(baseUrl, 'dashdock/proxy', target) + path;
   return pane ? `${url}?dashdock-pane=${encodeURIComponent(pane)}` : url;
 }
 
@@ -110,4 +113,34 @@ export function changeCluster(
 
 export async function stopCluster(id: string): Promise<void> {
   await requestAPI<void>(`clusters/${encodeURIComponent(id)}`, { method: 'DELETE' });
+}
+
+/**
+ * What a notebook's repr of a Dask client shows live: the scheduler's counts, and the source its
+ * plots open from (none when the dashboard is not a source of this server).
+ */
+export interface ISummary {
+  source: ISource | null;
+  /** `host:port` of the dashboard, usable as a proxy target when there is no source. */
+  target: string;
+  counts: {
+    workers?: number;
+    threads?: number;
+    tasks?: number;
+    processing?: number;
+    waiting?: number;
+    in_memory?: number;
+    erred?: number;
+    stored_bytes?: number;
+    clients?: number;
+  } | null;
+  message: string;
+}
+
+export function summary(dashboard: string, kernel: string | null): Promise<ISummary> {
+  const query = new URLSearchParams({ dashboard });
+  if (kernel) {
+    query.set('kernel', kernel);
+  }
+  return requestAPI<ISummary>(`summary?${query.toString()}`);
 }

@@ -138,3 +138,13 @@ export namespace CommandIDs {
  * The translation domain of this extension.
  */
 export const TRANSLATION_DOMAIN = 'dashdock';
+
+/**
+ * MIME types of the outputs dashdock's kernel integration displays in notebooks.
+ */
+export namespace MimeTypes {
+  /** A Dask client or cluster (`dashdock.kernel.reprs`). */
+  export const client = 'application/vnd.dashdock.client+json';
+  /** A live plot under a cell (`dashdock.show`). */
+  export const plot = 'application/vnd.dashdock.plot+json';
+}

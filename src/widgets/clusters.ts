@@ -6,6 +6,7 @@ import { Message } from '@lumino/messaging';
 import { Widget } from '@lumino/widgets';
 
 import { clientCode } from '../clusters';
+import { formatBytes } from '../format';
 import { CommandIDs, ICluster, IClustersModel } from '../tokens';
 
 /** The mime type under which a notebook accepts dropped cells. */
@@ -210,7 +211,7 @@ export class ClustersView extends Widget {
       ? trans.__('%1 (adapting %2–%3)', cluster.workers, cluster.adapt.minimum, cluster.adapt.maximum)
       : String(cluster.workers));
     fact(trans.__('Threads'), String(cluster.threads));
-    fact(trans.__('Memory'), Private.formatBytes(cluster.memory));
+    fact(trans.__('Memory'), formatBytes(cluster.memory));
 
     const scale = document.createElement('div');
     scale.className = 'jp-dashdock-ClusterCard-row';
@@ -284,16 +285,5 @@ namespace Private {
       default:
         return trans.__('stopped');
     }
-  }
-
-  export function formatBytes(bytes: number): string {
-    const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
-    let value = bytes;
-    let unit = 0;
-    while (value >= 1024 && unit < units.length - 1) {
-      value /= 1024;
-      unit++;
-    }
-    return `${value.toFixed(unit ? 1 : 0)} ${units[unit]}`;
   }
 }

@@ -1,0 +1,276 @@
+import { IRenderMime } from '@jupyterlab/rendermime-interfaces';
+import { TranslationBundle } from '@jupyterlab/translation';
+import { Message } from '@lumino/messaging';
+import { Poll } from '@lumino/polling';
+import { Widget } from '@lumino/widgets';
+
+import { APIError, ISummary, listPlots, proxyURL, summary } from '../api';
+import { makeDockDraggable } from '../dnd';
+import { formatBytes } from '../format';
+import { IPlot, IPlotPanes, MimeTypes } from '../tokens';
+import { IClientData, readClientData } from './data';
+
+/** How often a visible repr asks for fresh numbers (ms); it backs off while the scheduler is gone. */
+const REFRESH_INTERVAL = 3000;
+
+/**
+ * dashdock's repr of a Dask client or cluster in a notebook: the scheduler's live numbers, its
+ * dashboard link and chips that open the key plots as panes (click) or where they are dropped (drag).
+ */
+export class ClientRepr extends Widget implements IRenderMime.IRenderer {
+  constructor(options: ClientRepr.IOptions) {
+    super();
+    this.addClass('jp-dashdock-ClientRepr');
+    this._panes = options.panes;
+    this._trans = options.trans;
+  }
+
+  renderModel(model: IRenderMime.IMimeModel): Promise<void> {
+    this._data = readClientData(model.data[MimeTypes.client]);
+    this._build();
+    if (this._data && !this._poll) {
+      this._poll = new Poll({
+        factory: () => this._refresh(),
+        frequency: { interval: REFRESH_INTERVAL, backoff: true, max: 30_000 },
+        standby: () => !this.isVisible || document.hidden,
+        name: 'dashdock:client-repr'
+      });
+    }
+    return Promise.resolve();
+  }
+
+  dispose(): void {
+    if (this.isDisposed) {
+      return;
+    }
+    this._poll?.dispose();
+    super.dispose();
+  }
+
+  protected onAfterShow(msg: Message): void {
+    super.onAfterShow(msg);
+    void this._poll?.refresh();
+  }
+
+  private _build(): void {
+    const trans = this._trans;
+    const data = this._data;
+    this.node.textContent = '';
+    if (!data) {
+      this.node.textContent = trans.__('This Dask output cannot be shown (its data is not valid).');
+      return;
+    }
+    const header = element('div', 'jp-dashdock-ClientRepr-header', this.node);
+    element('span', 'jp-dashdock-ClientRepr-title', header).textContent =
+      data.kind === 'cluster' ? data.title + (data.name ? ` ${data.name}` : '') : trans.__('Dask Client');
+    this._status = element('span', 'jp-dashdock-ClientRepr-status', header);
+    this._status.dataset.status = 'unknown';
+    this._status.textContent = trans.__('connecting…');
+
+    const facts = element('dl', 'jp-dashdock-ClientRepr-facts', this.node);
+    const fact = (label: string, key: string) => {
+      element('dt', '', facts).textContent = label;
+      const value = element('dd', '', facts);
+      value.dataset.fact = key;
+      this._facts.set(key, value);
+    };
+    fact(trans.__('Scheduler'), 'scheduler');
+    fact(trans.__('Workers'), 'workers');
+    fact(trans.__('Threads'), 'threads');
+    fact(trans.__('Memory'), 'memory');
+    fact(trans.__('Tasks'), 'tasks');
+    this._setFact('scheduler', data.scheduler || data.dashboard);
+    this._setFact('workers', numberText(data.workers));
+    this._setFact('threads', numberText(data.threads));
+    this._setFact('memory', data.memory !== null ? formatBytes(data.memory) : '–');
+    this._setFact('tasks', '–');
+
+    const chips = element('div', 'jp-dashdock-ClientRepr-chips', this.node);
+    for (const plot of Private.keyPlots(trans)) {
+      this._addChip(chips, plot.name, plot.path);
+    }
+    const all = element('button', 'jp-dashdock-Chip jp-dashdock-Chip-all', chips);
+    all.textContent = trans.__('All plots');
+    all.title = trans.__('List every plot of this dashboard');
+    all.addEventListener('click', () => void this._toggleAllPlots());
+    this._allPlots = element('div', 'jp-dashdock-ClientRepr-allPlots', this.node);
+
+    const footer = element('div', 'jp-dashdock-ClientRepr-footer', this.node);
+    element('span', '', footer).textContent = trans.__('Dashboard:') + ' ';
+    this._link = element('a', 'jp-dashdock-ClientRepr-link', footer);
+    this._link.target = '_blank';
+    this._link.rel = 'noopener';
+    this._setLink(data.dashboardLink);
+    this._message = element('div', 'jp-dashdock-ClientRepr-message', this.node);
+  }
+
+  private _addChip(parent: HTMLElement, name: string, path: string): void {
+    const chip = element('button', 'jp-dashdock-Chip', parent);
+    chip.textContent = name;
+    chip.dataset.path = path;
+    chip.title = this._trans.__('Click to open %1 as a pane, or drag it where you want it', name);
+    chip.addEventListener('click', () => {
+      if (chip.dataset.dashdockDragged) {
+        return;
+      }
+      this._panes.open({ source: this._target(), path, name });
+    });
+    makeDockDraggable(
+      chip,
+      () => this._panes.create({ source: this._target(), path, name }),
+      () => name
+    );
+  }
+
+  /** Where plots open from: the source (which follows the notebook's cluster), else the address. */
+  private _target(): string {
+    return this._summary?.source?.id ?? this._data!.target;
+  }
+
+  private async _toggleAllPlots(): Promise<void> {
+    const list = this._allPlots!;
+    if (list.childElementCount) {
+      list.textContent = '';
+      return;
+    }
+    const source = this._summary?.source;
+    if (!source) {
+      list.textContent = this._trans.__('The plot list needs this dashboard as a source; it is not one yet.');
+      return;
+    }
+    let plots: IPlot[];
+    try {
+      plots = await listPlots(source.id);
+    } catch (error) {
+      list.textContent = error instanceof APIError ? error.message : String(error);
+      return;
+    }
+    list.textContent = '';
+    for (const plot of plots) {
+      this._addChip(list, plot.name, plot.path);
+    }
+  }
+
+  private async _refresh(): Promise<void> {
+    const data = this._data!;
+    let result: ISummary;
+    try {
+      result = await summary(data.dashboard, data.kernelId);
+    } catch (error) {
+      this._showStatus('error', this._trans.__('not available'));
+      this._message!.textContent = error instanceof APIError ? error.message : String(error);
+      this.node.dataset.status = 'error';
+      return;
+    }
+    this._summary = result;
+    if (result.source) {
+      this._setLink(proxyURL(result.source.id, '/status'));
+    }
+    const counts = result.counts;
+    if (!counts) {
+      this._showStatus('gone', this._trans.__('scheduler gone'));
+      this._message!.textContent = result.message;
+      // Rejecting makes the poll back off while the scheduler is away.
+      throw new Error(result.message);
+    }
+    this._showStatus('live', this._trans.__('live'));
+    this._message!.textContent = '';
+    this._setFact('workers', numberText(counts.workers ?? null));
+    this._setFact('threads', numberText(counts.threads ?? null));
+    if (counts.stored_bytes !== undefined) {
+      const limit = Private.memoryLimit(data, counts.workers);
+      this._setFact(
+        'memory',
+        limit
+          ? this._trans.__('%1 stored of %2', formatBytes(counts.stored_bytes), formatBytes(limit))
+          : this._trans.__('%1 stored', formatBytes(counts.stored_bytes))
+      );
+    }
+    if (counts.tasks !== undefined) {
+      const parts = [numberText(counts.tasks)];
+      if (counts.processing) {
+        parts.push(this._trans.__('%1 processing', counts.processing));
+      }
+      if (counts.erred) {
+        parts.push(this._trans.__('%1 erred', counts.erred));
+      }
+      this._setFact('tasks', parts.join(' · '));
+    }
+  }
+
+  private _showStatus(status: string, label: string): void {
+    this._status!.dataset.status = status;
+    this._status!.textContent = label;
+    this.node.dataset.status = status;
+  }
+
+  private _setFact(key: string, value: string): void {
+    const node = this._facts.get(key);
+    if (node) {
+      node.textContent = value;
+    }
+  }
+
+  private _setLink(href: string): void {
+    this._link!.href = href;
+    this._link!.textContent = href;
+  }
+
+  private _panes: IPlotPanes;
+  private _trans: TranslationBundle;
+  private _data: IClientData | null = null;
+  private _summary: ISummary | null = null;
+  private _poll: Poll | null = null;
+  private _facts = new Map<string, HTMLElement>();
+  private _status: HTMLElement | null = null;
+  private _message: HTMLElement | null = null;
+  private _link: HTMLAnchorElement | null = null;
+  private _allPlots: HTMLElement | null = null;
+}
+
+export namespace ClientRepr {
+  export interface IOptions {
+    panes: IPlotPanes;
+    trans: TranslationBundle;
+  }
+}
+
+function element<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  className: string,
+  parent: HTMLElement
+): HTMLElementTagNameMap[K] {
+  const node = document.createElement(tag);
+  if (className) {
+    node.className = className;
+  }
+  parent.appendChild(node);
+  return node;
+}
+
+function numberText(value: number | null): string {
+  return value === null ? '–' : value.toLocaleString();
+}
+
+namespace Private {
+  /**
+   * The cluster's memory limit now: the scheduler's counts carry no limit, so the per-worker
+   * limit of the repr's snapshot is scaled to the live number of workers (Dask's clusters give
+   * their workers equal limits).
+   */
+  export function memoryLimit(data: IClientData, workers: number | undefined): number | null {
+    if (!data.memory || !data.workers || workers === undefined) {
+      return null;
+    }
+    return (data.memory / data.workers) * workers;
+  }
+
+  export function keyPlots(trans: TranslationBundle): { name: string; path: string }[] {
+    return [
+      { name: trans.__('Task Stream'), path: '/individual-task-stream' },
+      { name: trans.__('Progress'), path: '/individual-progress' },
+      { name: trans.__('Worker Memory'), path: '/individual-workers-memory' },
+      { name: trans.__('Graph'), path: '/individual-graph' }
+    ];
+  }
+}
