@@ -249,3 +249,22 @@ def test_a_client_works_where_the_kernel_integration_cannot_run_and_it_is_logged
     assert "SUM 3" in result.stdout, result.stderr
     assert "dashdock: the kernel integration cannot run here" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+async def test_outside_lab_a_notebook_shows_dasks_own_html(
+    clean_environment: None, jupyter: Jupyter, jp_serverapp: Any
+) -> None:
+    """nbconvert (and the classic notebook) know no dashdock MIME type: they pick Dask's HTML."""
+    import nbformat
+    from nbconvert import HTMLExporter
+
+    async with Kernel(jp_serverapp) as kernel:
+        await kernel.run(NEW_CLIENT.format(n=1))
+        await kernel.run("client1")
+    bundle = kernel.displayed[-1]
+    assert CLIENT_MIME_TYPE in bundle
+    output = nbformat.v4.new_output("execute_result", data=bundle, execution_count=1)
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("client1", outputs=[output])])
+    html, _ = HTMLExporter().from_notebook_node(notebook)
+    assert bundle["text/html"].split("\n", 1)[0].strip() in html
+    assert CLIENT_MIME_TYPE not in html and "Client-" in html
