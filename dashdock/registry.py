@@ -152,7 +152,13 @@ class SourceRegistry:
         self._sources.pop(source_id, None)
 
     async def remove(self, source_id: str) -> None:
-        self.get(source_id)
+        source = self.get(source_id)
+        if source.kind == "cluster":
+            raise SourceError(409, "This is a managed cluster's dashboard: shut the cluster down instead.")
+        if source.kind == "kernel":
+            raise SourceError(
+                409, "This is a notebook's Dask client: it goes when the client or its kernel closes."
+            )
         del self._sources[source_id]
         await self._save()
 

@@ -268,3 +268,15 @@ async def test_outside_lab_a_notebook_shows_dasks_own_html(
     html, _ = HTMLExporter().from_notebook_node(notebook)
     assert bundle["text/html"].split("\n", 1)[0].strip() in html
     assert CLIENT_MIME_TYPE not in html and "Client-" in html
+
+
+async def test_a_notebooks_source_cannot_be_removed_while_its_client_runs(
+    clean_environment: None, jupyter: Jupyter, jp_serverapp: Any
+) -> None:
+    """It would come back at the next scan; the user is told what removes it."""
+    async with Kernel(jp_serverapp, notebook="f.ipynb") as kernel:
+        await kernel.run(NEW_CLIENT.format(n=1))
+        (source,) = await wait_for_kernel_sources(jupyter, 1)
+        code, body = await jupyter.api("DELETE", f"sources/{source['id']}")
+        assert code == 409 and "goes when the client or its kernel closes" in body["message"]
+        assert len(await kernel_sources(jupyter)) == 1
