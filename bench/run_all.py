@@ -15,6 +15,7 @@ SCRIPTS = (
     "many_panes.py",
     "pane_states.py",
     "server_responsiveness.py",
+    "kernel_preload.py",
 )
 
 
