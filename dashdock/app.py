@@ -27,6 +27,9 @@ from .upstream import Timeouts, UpstreamClient
 
 _DASHBOARD_LINK_VARIABLE = "DASK_DISTRIBUTED__DASHBOARD__LINK"
 _DASK_DEFAULT_LINK = "{scheme}://{host}:{port}/status"
+_LOGGING_VARIABLE = "DASK_LOGGING"
+# The only INFO lines these loggers write are about loading preloads.
+_PRELOAD_LOGGERS = ("distributed.preloading", "distributed.utils")
 # A file, not a module name: Dask imports a missing module name as an error in Client(), which
 # would break clients in kernels of environments without dashdock. The file never raises.
 _PRELOAD_FILE = str(Path(__file__).parent / "_preload" / "dashdock_preload.py")
@@ -217,6 +220,7 @@ class DashdockApp(ExtensionApp):
         preloads = [p for p in preloads if not str(p).endswith("dashdock_preload.py")]
         os.environ[PRELOAD_VARIABLE] = repr([*preloads, _PRELOAD_FILE])
         os.environ[CLIENTS_DIR_VARIABLE] = str(self.kernel_clients.directory)
+        _quiet_preload_logging()
 
     async def _notebook_names(self) -> dict[str, str]:
         """Kernel id -> the file name of the notebook (or console) it runs for."""
@@ -289,6 +293,19 @@ class DashdockApp(ExtensionApp):
         await self.kernel_clients.stop()
         await self.clusters.close_all()
         await self.client.close()
+
+
+def _quiet_preload_logging() -> None:
+    """Distributed logs a few INFO lines per preload and Client to stderr, which a notebook shows
+    under every cell that connects a client. Dask merges a dict in ``DASK_LOGGING`` into its
+    logging levels, so this adds levels for those loggers, except where the user set one."""
+    try:
+        levels = ast.literal_eval(os.environ.get(_LOGGING_VARIABLE, "{}"))
+    except (ValueError, SyntaxError):
+        return
+    if isinstance(levels, dict):
+        quiet = {name: "warning" for name in _PRELOAD_LOGGERS if name not in levels}
+        os.environ[_LOGGING_VARIABLE] = repr({**levels, **quiet})
 
 
 def _runtime_dir() -> str:

@@ -3,7 +3,7 @@
 The Jupyter server starts one of these per managed cluster, so the scheduler's event loop (for a
 LocalCluster it lives in the process that creates it) never shares a loop or a GIL with the
 notebook server. The protocol is one JSON object per line: the spec on stdin first, then commands
-(``{"id": 1, "op": "scale", "workers": 3}``, ``adapt``, ``info``, ``close``); every answer and
+(``{"id": 1, "op": "scale", "workers": 3}``, ``adapt``, ``restart``, ``info``, ``close``); every answer and
 event is one line on stdout. When stdin closes (the server went away, however it died) the
 cluster is closed and the process exits, so no scheduler or worker outlives its server.
 """
@@ -46,36 +46,59 @@ async def _serve() -> None:
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader()
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
-    spec = json.loads(await reader.readline())
-    cluster_class = _import_class(spec["class"])
-    cluster = await cluster_class(*spec.get("args", []), asynchronous=True, **spec.get("kwargs", {}))
+    host = _Host(json.loads(await reader.readline()))
+    await host.create(host.spec.get("workers"), host.spec.get("adapt"))
     try:
-        if spec.get("adapt"):
-            cluster.adapt(minimum=spec["adapt"]["minimum"], maximum=spec["adapt"]["maximum"])
-        elif spec.get("workers") is not None:
-            cluster.scale(spec["workers"])
-        _emit({"event": "started", "info": _info(cluster)})
-        await _command_loop(cluster, reader)
+        _emit({"event": "started", "info": _info(host.cluster)})
+        await host.serve(reader)
     finally:
-        await cluster.close()
+        await host.cluster.close()
 
 
-async def _command_loop(cluster: Any, reader: asyncio.StreamReader) -> None:
-    while line := await reader.readline():
-        command = json.loads(line)
-        try:
-            if command["op"] == "close":
-                _emit({"id": command["id"], "ok": True})
-                return
-            if command["op"] == "scale":
-                if getattr(cluster, "_adaptive", None) is not None:
-                    cluster._adaptive.stop()  # a fixed size replaces adaptivity, as in Dask's own widget
-                cluster.scale(command["workers"])
-            elif command["op"] == "adapt":
-                cluster.adapt(minimum=command["minimum"], maximum=command["maximum"])
-            _emit({"id": command["id"], "ok": True, "info": _info(cluster)})
-        except Exception as exc:  # any failure is reported to the server, never fatal
-            _emit({"id": command["id"], "error": f"{type(exc).__name__}: {exc}"})
+class _Host:
+    """The cluster this process runs, made from the spec; a restart replaces it with a new one."""
+
+    def __init__(self, spec: dict[str, Any]) -> None:
+        self.spec = spec
+        self.cluster: Any = None
+
+    async def create(self, workers: int | None, adapt: dict[str, int] | None) -> None:
+        cluster_class = _import_class(self.spec["class"])
+        args, kwargs = self.spec.get("args", []), self.spec.get("kwargs", {})
+        self.cluster = await cluster_class(*args, asynchronous=True, **kwargs)
+        if adapt:
+            self.cluster.adapt(minimum=adapt["minimum"], maximum=adapt["maximum"])
+        elif workers is not None:
+            self.cluster.scale(workers)
+
+    async def serve(self, reader: asyncio.StreamReader) -> None:
+        """Answer commands until ``close`` or the end of stdin."""
+        while line := await reader.readline():
+            command = json.loads(line)
+            try:
+                if command["op"] == "close":
+                    _emit({"id": command["id"], "ok": True})
+                    return
+                await self._run(command)
+                _emit({"id": command["id"], "ok": True, "info": _info(self.cluster)})
+            except Exception as exc:  # any failure is reported to the server, never fatal
+                _emit({"id": command["id"], "error": f"{type(exc).__name__}: {exc}"})
+
+    async def _run(self, command: dict[str, Any]) -> None:
+        cluster = self.cluster
+        if command["op"] == "restart":
+            # A fresh scheduler and workers of the same size (for a LocalCluster on a new dashboard
+            # port): what users do to clear a cluster's state or leaked memory.
+            adapt = command.get("adapt")
+            workers = None if adapt else len(cluster.scheduler_info.get("workers", {}))
+            await cluster.close()
+            await self.create(workers, adapt)
+        elif command["op"] == "scale":
+            if getattr(cluster, "_adaptive", None) is not None:
+                cluster._adaptive.stop()  # a fixed size replaces adaptivity, as in Dask's own widget
+            cluster.scale(command["workers"])
+        elif command["op"] == "adapt":
+            cluster.adapt(minimum=command["minimum"], maximum=command["maximum"])
 
 
 def main() -> None:

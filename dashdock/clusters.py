@@ -215,7 +215,7 @@ class ClusterManager:
             cluster.adapt = dict(self.factory.adapt)
         dashboard = cluster.info.get("dashboard")
         if isinstance(dashboard, str) and dashboard.startswith(("http://", "https://")):
-            await self._registry.register(cluster_id, cluster.name, "cluster", dashboard)
+            self._registry.point(cluster_id, cluster.name, "cluster", dashboard)
         else:
             self._log.warning("dashdock: %s has no dashboard to show", cluster.name)
         self._log.info("dashdock: started %s (%s)", cluster.name, cluster.info["scheduler"])
@@ -231,6 +231,16 @@ class ClusterManager:
         cluster = self.get(cluster_id)
         await cluster.command("adapt", minimum=minimum, maximum=maximum)
         cluster.adapt = {"minimum": minimum, "maximum": maximum}
+        return cluster
+
+    async def restart(self, cluster_id: str) -> ManagedCluster:
+        """A new cluster of the same size in the same host. Its dashboard may move (a LocalCluster
+        takes a free port): the source follows, so open panes reload onto it."""
+        cluster = self.get(cluster_id)
+        await cluster.command("restart", adapt=cluster.adapt)
+        dashboard = cluster.info.get("dashboard")
+        if isinstance(dashboard, str) and dashboard.startswith(("http://", "https://")):
+            self._registry.point(cluster_id, cluster.name, "cluster", dashboard)
         return cluster
 
     async def refresh(self) -> None:

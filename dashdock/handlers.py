@@ -233,6 +233,18 @@ class ClusterHandler(_DashdockAPIHandler):
         self.finish()
 
 
+class ClusterRestartHandler(_DashdockAPIHandler):
+    @web.authenticated
+    @authorized
+    async def post(self, cluster_id: str) -> None:
+        """A fresh cluster of the same size; its source (and the panes on it) follow it."""
+        try:
+            cluster = await self.clusters.restart(cluster_id)
+        except ClusterError as exc:
+            raise _http_error(exc) from exc
+        self.finish(json.dumps(cluster.to_json()))
+
+
 _CLUSTER_ID = r"(?P<cluster_id>[a-z0-9-]{1,64})"
 _SOURCE_ID = r"(?P<source_id>[a-z0-9-]{1,64})"
 _PANE_ID = r"(?P<pane_id>[A-Za-z0-9_-]{1,80})"
@@ -245,4 +257,5 @@ API_ROUTES = [
     (rf"/dashdock/api/panes/{_PANE_ID}", PaneHandler),
     (r"/dashdock/api/clusters", ClustersHandler),
     (rf"/dashdock/api/clusters/{_CLUSTER_ID}", ClusterHandler),
+    (rf"/dashdock/api/clusters/{_CLUSTER_ID}/restart", ClusterRestartHandler),
 ]

@@ -125,18 +125,12 @@ class SourceRegistry:
         await self._save()
         return source, True
 
-    async def register(self, source_id: str, name: str, kind: str, dashboard_url: str) -> Source:
-        """Add a dashboard this server runs itself (a managed cluster): trusted, never saved."""
+    def point(self, source_id: str, name: str, kind: str, dashboard_url: str) -> Source:
+        """Create a source the server runs or found (a managed cluster, a notebook's client; trusted,
+        never saved), or move it to another dashboard. A move counts as a loss for its open
+        plots, so their panes reload onto it."""
         dashboard = parse_dashboard_url(dashboard_url)
         root = DashboardURL(dashboard.target, dashboard.path.removesuffix("/status"))
-        source = Source(source_id, name, kind, root, Health("up", "", time.time()))
-        self._sources[source_id] = source
-        return source
-
-    def point(self, source_id: str, name: str, kind: str, dashboard_url: str) -> Source:
-        """Create a source found by the server (a notebook's client), or move it to another
-        dashboard. A move counts as a loss for its open plots, so their panes reload onto it."""
-        root = parse_dashboard_url(dashboard_url)
         source = self._sources.get(source_id)
         if source is None:
             source = Source(source_id, name, kind, root, Health("up", "", time.time()))

@@ -111,6 +111,10 @@ export function changeCluster(
   });
 }
 
+export function restartCluster(id: string): Promise<ICluster> {
+  return requestAPI<ICluster>(`clusters/${encodeURIComponent(id)}/restart`, { method: 'POST' });
+}
+
 export async function stopCluster(id: string): Promise<void> {
   await requestAPI<void>(`clusters/${encodeURIComponent(id)}`, { method: 'DELETE' });
 }

@@ -3,7 +3,7 @@ import { IDisposable } from '@lumino/disposable';
 import { Poll } from '@lumino/polling';
 import { ISignal, Signal } from '@lumino/signaling';
 
-import { changeCluster, listClusters, startCluster, stopCluster } from './api';
+import { changeCluster, listClusters, restartCluster, startCluster, stopCluster } from './api';
 import { ICluster, IClustersModel } from './tokens';
 
 /**
@@ -71,6 +71,10 @@ export class ClustersModel implements IClustersModel, IDisposable {
 
   async adapt(id: string, minimum: number, maximum: number): Promise<void> {
     await this._run(id, () => changeCluster(id, { adapt: { minimum, maximum } }));
+  }
+
+  async restart(id: string): Promise<void> {
+    await this._run(id, () => restartCluster(id));
   }
 
   async stop(id: string): Promise<void> {

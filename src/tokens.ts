@@ -45,6 +45,8 @@ export interface IClustersModel {
   start(): Promise<ICluster | null>;
   scale(id: string, workers: number): Promise<void>;
   adapt(id: string, minimum: number, maximum: number): Promise<void>;
+  /** A fresh cluster of the same size; its source and open panes follow it to its new dashboard. */
+  restart(id: string): Promise<void>;
   stop(id: string): Promise<void>;
 }
 

@@ -52,6 +52,18 @@ class Kernel:
         await self._client.execute_interactive(code, timeout=120, output_hook=collect)
         return "".join(output)
 
+    async def later_output(self, seconds: float = 1.0) -> str:
+        """Stream output that arrives after a run, from any thread of the kernel (a Dask client's
+        event loop thread logs with another parent message than the cell's)."""
+        output: list[str] = []
+        while True:
+            try:
+                message = await self._client.get_iopub_msg(timeout=seconds)
+            except Exception:  # queue.Empty: quiet for `seconds`
+                return "".join(output)
+            if message["msg_type"] == "stream":
+                output.append(message["content"]["text"])
+
 
 async def run_in_new_kernel(serverapp: Any, code: str) -> str:
     async with Kernel(serverapp) as kernel:

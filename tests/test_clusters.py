@@ -390,3 +390,29 @@ async def test_a_cluster_stopped_while_it_starts_is_gone_for_good(jupyter: Jupyt
         return not alive(cluster_processes())
 
     assert await eventually(hosts_ended, 30), alive(cluster_processes())
+
+
+async def test_a_restarted_cluster_keeps_its_source_which_follows_the_new_dashboard(jupyter: Jupyter) -> None:
+    """Panes open on the source id: when the restart moves the dashboard to a new port, the source's
+    URL moves with it and its `lost` count tells open panes to reload."""
+    code, cluster = await jupyter.api("POST", "clusters", {"workers": 1})
+    assert code == 201, cluster
+    _, before = await jupyter.api("GET", f"sources/{cluster['id']}")
+    old_scheduler = cluster["scheduler"]
+
+    code, restarted = await jupyter.api("POST", f"clusters/{cluster['id']}/restart")
+    assert code == 200, restarted
+    assert restarted["id"] == cluster["id"] and restarted["status"] == "running"
+    assert restarted["scheduler"] != old_scheduler
+    assert restarted["workers"] == 1
+    assert not await accepts_connections(old_scheduler), "the old scheduler is closed"
+
+    _, after = await jupyter.api("GET", f"sources/{cluster['id']}")
+    assert after["url"] == restarted["dashboard"].removesuffix("/status") != before["url"]
+    assert after["lost"] > before["lost"]
+    response = await jupyter.fetch(f"dashdock/proxy/{cluster['id']}/individual-task-stream")
+    assert response.code == 200 and b"bokeh" in response.body.lower()
+
+    code, body = await jupyter.api("POST", "clusters/cluster-nothere/restart")
+    assert code == 404, body
+    await jupyter.api("DELETE", f"clusters/{cluster['id']}")

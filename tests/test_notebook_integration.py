@@ -53,7 +53,7 @@ async def wait_for_kernel_sources(jupyter: Jupyter, count: int, timeout: float =
 @pytest.fixture
 def clean_environment() -> Any:
     """The extension sets variables in this process's environment (kernels inherit them)."""
-    saved = {name: os.environ.get(name) for name in (PRELOAD_VARIABLE, CLIENTS_DIR_VARIABLE)}
+    saved = {name: os.environ.get(name) for name in (PRELOAD_VARIABLE, CLIENTS_DIR_VARIABLE, "DASK_LOGGING")}
     yield
     for name, value in saved.items():
         if value is None:
@@ -72,6 +72,18 @@ async def test_nothing_runs_in_a_kernel_that_never_imports_distributed(
             "print(sorted(m for m in ('dashdock', 'distributed', 'dask') if m in sys.modules))"
         )
     assert output.split() == ["preload", "[]"]
+
+
+async def test_connecting_a_client_prints_nothing_in_the_notebook(
+    clean_environment: None, jupyter: Jupyter, jp_serverapp: Any, dask_cluster: Any
+) -> None:
+    """Distributed logs preloads at INFO on stderr; a notebook would show that under every cell.
+    (A LocalCluster created in the kernel silences those logs itself, so connect to one outside.)"""
+    async with Kernel(jp_serverapp) as kernel:
+        code = f"from distributed import Client\nclient = Client({dask_cluster.scheduler_address!r})"
+        output = await kernel.run(code)
+        output += await kernel.later_output()
+    assert output == ""
 
 
 async def test_a_client_shows_dashdocks_repr_with_dasks_html_as_fallback(

@@ -48,8 +48,20 @@ def test_start_cluster_open_its_plots_and_connect_a_notebook(browser: Browser, l
     expect(inserted).to_contain_text(scheduler)
     inserted.click()
     page.keyboard.press("Shift+Enter")
-    expect(inserted.locator(".jp-OutputArea-output")).to_contain_text("Client", timeout=60_000)
+    expect(inserted.locator(".jp-dashdock-ClientRepr")).to_contain_text("Client", timeout=60_000)
+    stderr = inserted.locator('.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]')
+    assert stderr.count() == 0, stderr.all_inner_texts()
     screenshot(page, "cluster-connected-notebook")
+
+    # Restarted, the cluster comes back on new ports; the open pane follows it without a click.
+    card.locator('button[data-action="restart"]').click()
+    expect(card.locator("dd").first).not_to_have_text(scheduler, timeout=120_000)
+    expect(card.locator(".jp-dashdock-ClusterCard-status")).to_have_text("running", timeout=60_000)
+    pane_id = pane(page, "Task Stream").get_attribute("id")
+    page.evaluate("id => window.jupyterapp.shell.activateById(id)", pane_id)  # it is behind the notebook
+    expect(pane(page, "Task Stream")).to_have_attribute("data-status", "live", timeout=30_000)
+    wait_for_bokeh_plot(page, "Task Stream")
+    screenshot(page, "cluster-restarted-pane-follows")
 
     # Shutting it down removes the card and its source; its pane says so.
     card.locator('button[data-action="stop"]').click()

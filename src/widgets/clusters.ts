@@ -93,6 +93,11 @@ export class ClustersView extends Widget {
           void this._commands.execute(CommandIDs.insertClientCode, { cluster: cluster.id });
         }
         break;
+      case 'restart':
+        if (cluster) {
+          void this._model.restart(cluster.id);
+        }
+        break;
       case 'stop':
         if (cluster) {
           void this._model.stop(cluster.id);
@@ -231,6 +236,7 @@ export class ClustersView extends Widget {
     actions.append(
       Private.button(trans.__('Layout'), 'layout'),
       Private.button(trans.__('Insert code'), 'insert'),
+      Private.button(trans.__('Restart'), 'restart'),
       Private.button(trans.__('Shut down'), 'stop', 'jp-mod-warn')
     );
     card.append(header, facts, scale, adapt, actions);
