@@ -20,7 +20,7 @@ export function makeDockDraggable(
   dragImageText: () => string
 ): void {
   element.addEventListener('pointerdown', (press: PointerEvent) => {
-    if (press.button !== 0) {
+    if (press.button !== 0 || (element as HTMLButtonElement).disabled) {
       return;
     }
     const onMove = (move: PointerEvent) => {

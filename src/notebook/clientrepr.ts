@@ -159,7 +159,11 @@ export class ClientRepr extends Widget implements IRenderMime.IRenderer {
     } catch (error) {
       this._showStatus('error', this._trans.__('not available'));
       this._message!.textContent = error instanceof APIError ? error.message : String(error);
-      this.node.dataset.status = 'error';
+      // A dashboard this server may not reach: its plots could not open either.
+      const refused = error instanceof APIError && (error.status === 403 || error.status === 400);
+      this.node.querySelectorAll<HTMLButtonElement>('.jp-dashdock-Chip').forEach(chip => {
+        chip.disabled = refused;
+      });
       return;
     }
     this._summary = result;
@@ -199,6 +203,11 @@ export class ClientRepr extends Widget implements IRenderMime.IRenderer {
   }
 
   private _showStatus(status: string, label: string): void {
+    if (status !== 'error') {
+      this.node.querySelectorAll<HTMLButtonElement>('.jp-dashdock-Chip').forEach(chip => {
+        chip.disabled = false;
+      });
+    }
     this._status!.dataset.status = status;
     this._status!.textContent = label;
     this.node.dataset.status = status;
