@@ -192,7 +192,8 @@ export class DashdockSidebar extends Widget {
         item.className = 'jp-dashdock-Source';
         item.classList.toggle(SELECTED_CLASS, source.id === selected?.id);
         item.dataset.sourceId = source.id;
-        item.title = source.url;
+        item.dataset.kind = source.kind;
+        item.title = Private.kindLabel(source, trans);
         const status = document.createElement('span');
         status.className = `jp-dashdock-Source-status jp-mod-${source.health.status}`;
         status.setAttribute('aria-label', Private.statusLabel(source, trans));
@@ -207,7 +208,8 @@ export class DashdockSidebar extends Widget {
         remove.textContent = '×';
         remove.title = trans.__('Remove this source');
         remove.setAttribute('aria-label', trans.__('Remove %1', source.name));
-        item.append(status, name, remove);
+        // Notebooks' clients and managed clusters go when they close: there is nothing to remove.
+        item.append(status, name, ...(source.kind === 'url' ? [remove] : []));
         return item;
       })
     );
@@ -331,6 +333,17 @@ namespace Private {
         return trans.__('GPU');
       default:
         return trans.__('Other');
+    }
+  }
+
+  export function kindLabel(source: ISource, trans: TranslationBundle): string {
+    switch (source.kind) {
+      case 'kernel':
+        return trans.__('%1 (a Dask client in notebook %2)', source.url, source.name);
+      case 'cluster':
+        return trans.__('%1 (a cluster this server manages)', source.url);
+      default:
+        return source.url;
     }
   }
 
