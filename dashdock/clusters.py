@@ -57,6 +57,8 @@ class ClusterFactory:
             # Loopback and a free dashboard port: reachable by the proxy, and many clusters side by side.
             kwargs.setdefault("host", "127.0.0.1")
             kwargs.setdefault("dashboard_address", "127.0.0.1:0")
+            # Worker processes serve no dashboard unless asked; the worker selector lists their pages.
+            kwargs.setdefault("worker_dashboard_address", "127.0.0.1:0")
             if workers is not None:
                 kwargs["n_workers"] = workers  # started at that size rather than resized after
             elif adapt is not None:

@@ -18,6 +18,7 @@ from .clusters import ClusterError, ClusterManager
 from .errors import UserFacingError
 from .panes import ALLOWED_INTERVALS, PaneRegistry, PaneState
 from .registry import SourceError, SourceRegistry
+from .workers import WORKER_PAGES
 
 
 class _DashdockAPIHandler(APIHandler):
@@ -115,6 +116,31 @@ class PlotsHandler(_DashdockAPIHandler):
                 }
             )
         )
+
+
+class WorkersHandler(_DashdockAPIHandler):
+    @web.authenticated
+    @authorized
+    async def get(self, source_id: str) -> None:
+        """A source's workers and, for those the proxy may reach, their dashboard pages."""
+        try:
+            workers = await self.registry.workers(source_id)
+        except SourceError as exc:
+            raise _http_error(exc) from exc
+        listed = []
+        for worker in workers:
+            entry = worker.to_json()
+            target = worker.dashboard.netloc if worker.dashboard and worker.reachable else None
+            entry["pages"] = (
+                [
+                    {"name": name, "path": path, "url": self.plot_url(target, path)}
+                    for name, path in WORKER_PAGES
+                ]
+                if target
+                else []
+            )
+            listed.append(entry)
+        self.finish(json.dumps({"workers": listed}))
 
 
 class PanesHandler(_DashdockAPIHandler):
@@ -253,6 +279,7 @@ API_ROUTES = [
     (r"/dashdock/api/sources", SourcesHandler),
     (rf"/dashdock/api/sources/{_SOURCE_ID}", SourceHandler),
     (rf"/dashdock/api/sources/{_SOURCE_ID}/plots", PlotsHandler),
+    (rf"/dashdock/api/sources/{_SOURCE_ID}/workers", WorkersHandler),
     (r"/dashdock/api/panes", PanesHandler),
     (rf"/dashdock/api/panes/{_PANE_ID}", PaneHandler),
     (r"/dashdock/api/clusters", ClustersHandler),

@@ -14,6 +14,7 @@ from .catalog import Plot, parse_catalog
 from .errors import UserFacingError
 from .targets import Allowlist, DashboardURL, Target, TargetError, parse_dashboard_url
 from .upstream import UpstreamClient, UpstreamError
+from .workers import Worker, judge, parse_worker_table
 
 # How deep a typed URL may sit below the dashboard root (``/proxy/8787/status`` is 3).
 _MAX_ROOT_SEARCH = 6
@@ -167,6 +168,20 @@ class SourceRegistry:
             raise SourceError(502, f"The dashboard of {source.name} is not available: {reason}") from exc
         self._mark(source, "up", "")
         return plots
+
+    async def workers(self, source_id: str) -> list[Worker]:
+        """The source's workers, from the scheduler's worker table, each judged by the allowlist."""
+        source = self.get(source_id)
+        try:
+            page = await self._client.get_text(source.dashboard.url + "/info/main/workers.html")
+        except UpstreamError as exc:
+            if not exc.unreachable:
+                raise SourceError(
+                    502, f"The scheduler of {source.name} does not list its workers: {exc.reason}"
+                ) from exc
+            self._mark(source, "down", exc.reason)
+            raise SourceError(502, f"The dashboard of {source.name} is not available: {exc.reason}") from exc
+        return judge(parse_worker_table(page), self._allowlist)
 
     async def check_health(self, source_id: str) -> Source:
         """Ask the scheduler's cheap ``/health`` endpoint whether it is up."""

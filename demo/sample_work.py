@@ -41,6 +41,8 @@ def main() -> None:
         threads_per_worker=1,
         host="127.0.0.1",
         dashboard_address=f"127.0.0.1:{args.dashboard_port}",
+        # Each worker serves its own dashboard too, for dashdock's worker selector.
+        worker_dashboard_address="127.0.0.1:0",
     )
     client = Client(cluster)
     print(f"DASHBOARD {cluster.dashboard_link}", flush=True)

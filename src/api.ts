@@ -1,7 +1,7 @@
 import { URLExt } from '@jupyterlab/coreutils';
 import { ServerConnection } from '@jupyterlab/services';
 
-import { ICluster, IPlot, ISource } from './tokens';
+import { ICluster, IPlot, ISource, IWorker } from './tokens';
 
 /**
  * An API call failed; `message` is the server's explanation, fit to show to people.
@@ -65,6 +65,13 @@ export async function removeSource(id: string): Promise<void> {
 
 export async function listPlots(id: string): Promise<IPlot[]> {
   return (await requestAPI<{ plots: IPlot[] }>(`sources/${encodeURIComponent(id)}/plots`)).plots;
+}
+
+/**
+ * A source's workers, from its scheduler, with the pages of their own dashboards.
+ */
+export async function listWorkers(id: string): Promise<IWorker[]> {
+  return (await requestAPI<{ workers: IWorker[] }>(`sources/${encodeURIComponent(id)}/workers`)).workers;
 }
 
 /**

@@ -66,6 +66,22 @@ export interface IPlot {
 }
 
 /**
+ * A worker of a source, as the REST API lists it, with the pages of its own dashboard.
+ */
+export interface IWorker {
+  address: string;
+  name: string;
+  threads: number | null;
+  memory_limit: number | null;
+  /** `host:port` of the worker's dashboard, when it runs one. */
+  dashboard: string | null;
+  /** Whether the proxy may reach that dashboard; `reason` says why not. */
+  reachable: boolean;
+  reason: string;
+  pages: { name: string; path: string; url: string }[];
+}
+
+/**
  * Where a newly opened pane goes in the main area.
  */
 export interface IPanePlacement {
@@ -109,8 +125,11 @@ export interface IPlotPanes {
 
 export namespace IPlotPanes {
   export interface IOptions {
+    /** A source id, or a literal `host:port` proxy target (a worker's dashboard). */
     source: string;
     path: string;
+    /** The source whose health the pane shows when `source` is a literal target. */
+    follows?: string;
     name?: string;
     id?: string;
     /** Seconds between redraws: 0 (live), 1 or 5. */

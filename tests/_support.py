@@ -106,6 +106,25 @@ class _PlotsHandler(_EchoHandler):
         self.finish(PLOTS_JSON)
 
 
+# A scheduler's worker table, as a hostile scheduler could write it: a worker on a host outside the
+# allowlist, a link that tries to smuggle another host into the target, and one with no dashboard.
+FORGED_WORKER_TABLE = """<table><tbody>
+<tr><td><a href="../worker/tcp%3A//10.0.0.7%3A4000.html">tcp://10.0.0.7:4000</a></td><td>far</td>
+<td>4</td><td data-sort="8000000000">8 GB</td><td></td><td></td><td>0</td><td>0</td>
+<td><a href="../../proxy/8788/10.0.0.7/status">dashboard</a></td></tr>
+<tr><td><a href="../worker/tcp%3A//127.0.0.1%3A4001.html">tcp://127.0.0.1:4001</a></td><td>sly</td>
+<td>1</td><td data-sort="1">1 B</td><td></td><td></td><td>0</td><td>0</td>
+<td><a href="../../proxy/80/127.0.0.1@10.0.0.8/status">dashboard</a></td></tr>
+<tr><td><a href="../worker/tcp%3A//127.0.0.1%3A4002.html">tcp://127.0.0.1:4002</a></td><td>plain</td>
+<td>2</td><td data-sort="2">2 B</td><td></td><td></td><td>0</td><td>0</td><td> </td></tr>
+</tbody></table>"""
+
+
+class _WorkerTableHandler(_EchoHandler):
+    def get(self, *args: Any) -> None:
+        self.finish(FORGED_WORKER_TABLE)
+
+
 class _SetCookieHandler(_EchoHandler):
     def get(self, *args: Any) -> None:
         self.add_header("Set-Cookie", "dash=1; Path=/; Domain=127.0.0.1")
@@ -216,6 +235,7 @@ class RecordingUpstream:
             [
                 # A dashboard at the root, and a second one under /sub/dash (as behind another proxy).
                 (r"(?:/sub/dash)?/individual-plots\.json", _PlotsHandler, options),
+                (r"/info/main/workers\.html", _WorkerTableHandler, options),
                 (r"/set-cookie", _SetCookieHandler, options),
                 (r"(?:/sub/dash)?/redirect", _RedirectHandler, options),
                 (r"/framing", _FramingHandler, options),

@@ -44,6 +44,7 @@ export const panesPlugin: JupyterFrontEndPlugin<IPlotPanes> = {
       const pane = new PlotPane({
         source: options.source,
         path: options.path,
+        follows: options.follows,
         name: options.name || Private.nameFromPath(options.path),
         id: options.id || `dashdock-plot-${UUID.uuid4()}`,
         rate: options.rate ?? config.defaultRate,
@@ -77,6 +78,7 @@ export const panesPlugin: JupyterFrontEndPlugin<IPlotPanes> = {
           properties: {
             source: { type: 'string', description: trans.__('Source id') },
             path: { type: 'string', description: trans.__('Plot path, e.g. /individual-task-stream') },
+            follows: { type: 'string', description: trans.__('For a host:port source: the source whose health the pane shows') },
             name: { type: 'string' },
             id: { type: 'string' },
             rate: { type: 'number', enum: RATES },
@@ -94,6 +96,7 @@ export const panesPlugin: JupyterFrontEndPlugin<IPlotPanes> = {
           {
             source: args.source as string,
             path: args.path as string,
+            follows: args.follows as string | undefined,
             name: args.name as string | undefined,
             id: args.id as string | undefined,
             rate: args.rate as number | undefined
@@ -163,6 +166,7 @@ export const panesPlugin: JupyterFrontEndPlugin<IPlotPanes> = {
         args: pane => ({
           source: pane.source,
           path: pane.path,
+          ...(pane.follows ? { follows: pane.follows } : {}),
           name: pane.title.label,
           id: pane.id,
           rate: pane.rate

@@ -61,6 +61,8 @@ export class PlotPane extends MainAreaWidget<PlotFrame> {
     super({ content: new PlotFrame(url, options.name) });
     this.addClass(PANE_CLASS);
     this.source = options.source;
+    this.follows = options.follows ?? null;
+    this._healthSource = options.follows ?? options.source;
     this.path = options.path;
     this.id = options.id;
     this._model = options.model;
@@ -71,6 +73,9 @@ export class PlotPane extends MainAreaWidget<PlotFrame> {
     this.title.closable = true;
     this.node.dataset.dashdockPath = options.path;
     this.node.dataset.dashdockSource = options.source;
+    if (options.follows) {
+      this.node.dataset.dashdockFollows = options.follows;
+    }
     this._lost = this._sourceLost();
     void this._sendState();
 
@@ -107,8 +112,10 @@ export class PlotPane extends MainAreaWidget<PlotFrame> {
     this._render();
   }
 
-  /** The id of the source the plot belongs to. */
+  /** The id of the source the plot belongs to, or a literal `host:port` (a worker's dashboard). */
   readonly source: string;
+  /** For a literal target: the source whose health the pane follows (the worker's scheduler). */
+  readonly follows: string | null;
   /** The plot's path on the dashboard, e.g. `/individual-task-stream`. */
   readonly path: string;
 
@@ -118,11 +125,13 @@ export class PlotPane extends MainAreaWidget<PlotFrame> {
   }
 
   get status(): PaneStatus {
-    const source = this._model.sources.find(s => s.id === this.source);
-    if (!source) {
+    const source = this._model.sources.find(s => s.id === this._healthSource);
+    // A literal host:port that follows no source has no health to show; its page shows errors.
+    const unfollowed = !this.follows && this.source.includes(':');
+    if (!source && !unfollowed) {
       return 'gone'; // removed, or a managed cluster that was shut down
     }
-    if (source.health.status === 'down') {
+    if (source?.health.status === 'down') {
       return Date.now() - this._downSince > GONE_AFTER_MS ? 'gone' : 'reconnecting';
     }
     if (this._paused) {
@@ -230,11 +239,11 @@ export class PlotPane extends MainAreaWidget<PlotFrame> {
   }
 
   private _sourceLost(): number {
-    return this._model.sources.find(s => s.id === this.source)?.lost ?? 0;
+    return this._model.sources.find(s => s.id === this._healthSource)?.lost ?? 0;
   }
 
   private _onSourcesChanged(): void {
-    const source = this._model.sources.find(s => s.id === this.source);
+    const source = this._model.sources.find(s => s.id === this._healthSource);
     const down = source?.health.status === 'down';
     if (down && !this._wasDown) {
       this._downSince = Date.now();
@@ -272,7 +281,7 @@ export class PlotPane extends MainAreaWidget<PlotFrame> {
   private _render(): void {
     const trans = this._trans;
     const status = this.status;
-    const source = this._model.sources.find(s => s.id === this.source);
+    const source = this._model.sources.find(s => s.id === this._healthSource);
     this.title.caption = trans.__('%1 — %2', this.title.label, source?.name ?? this.source);
     const seconds = Math.max(0, Math.ceil((this._model.nextCheck - Date.now()) / 1000));
     const labels: Record<PaneStatus, string> = {
@@ -307,6 +316,7 @@ export class PlotPane extends MainAreaWidget<PlotFrame> {
   }
 
   private _model: ISourcesModel;
+  private _healthSource: string;
   private _trans: TranslationBundle;
   private _status = new Widget();
   private _pauseButton: ToolbarButton;
@@ -328,6 +338,7 @@ export namespace PlotPane {
   export interface IOptions {
     source: string;
     path: string;
+    follows?: string;
     name: string;
     id: string;
     rate: number;

@@ -4,6 +4,7 @@ import { Message } from '@lumino/messaging';
 import { Widget } from '@lumino/widgets';
 
 import { makeDockDraggable } from '../dnd';
+import { WorkersSection } from './workers';
 import { CommandIDs, IPlot, IPlotPanes, ISource, ISourcesModel } from '../tokens';
 
 const SIDEBAR_CLASS = 'jp-dashdock-Sidebar';
@@ -23,6 +24,7 @@ export class DashdockSidebar extends Widget {
     this._panes = options.panes;
     this._commands = options.commands;
     this._trans = options.trans;
+    this._workers = new WorkersSection({ panes: options.panes, trans: options.trans });
     this.node.appendChild(this._buildSkeleton());
     this._model.changed.connect(this._onModelChanged, this);
     this._renderSources();
@@ -33,6 +35,7 @@ export class DashdockSidebar extends Widget {
       return;
     }
     this._model.changed.disconnect(this._onModelChanged, this);
+    this._workers.dispose();
     super.dispose();
   }
 
@@ -125,6 +128,7 @@ export class DashdockSidebar extends Widget {
     this._plotList.className = 'jp-dashdock-PlotList';
     plotsSection.append(plotsHeader, this._plotList);
     fragment.appendChild(plotsSection);
+    fragment.appendChild(this._workers.node);
     return fragment;
   }
 
@@ -213,6 +217,7 @@ export class DashdockSidebar extends Widget {
         return item;
       })
     );
+    this._workers.setSource(selected);
     if (selected?.id !== this._plotsFor) {
       this._loadPlots(selected);
     }
@@ -309,6 +314,7 @@ export class DashdockSidebar extends Widget {
   private _plotList!: HTMLElement;
   private _plots: IPlot[] = [];
   private _plotsFor: string | null = null;
+  private _workers: WorkersSection;
 }
 
 export namespace DashdockSidebar {
