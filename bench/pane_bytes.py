@@ -6,6 +6,10 @@ when the pane is reopened: scripts whose response allows caching (``max-age`` or
 requested; others are revalidated (If-None-Match / If-Modified-Since) or fetched again. Then the time from
 opening the Bokeh websocket (subprotocols ``["bokeh", token]``) to ACK and PULL-DOC-REQ -> PULL-DOC-REPLY,
 interleaved over paths. Run: .venv/bin/python bench/pane_bytes.py
+
+dashdock is measured twice: in the first seconds of a server whose BokehJS cache is empty (gzip -9
+made in memory), and once its low-priority precompression (zopfli, brotli) is done, which is what every
+later pane gets; plus once with a browser that offers brotli (Chromium does over HTTPS).
 """
 
 from __future__ import annotations
@@ -13,8 +17,11 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import sys
+import tempfile
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from urllib.parse import urljoin
 
 import aiohttp
@@ -30,6 +37,9 @@ from _common import (
     ratio,
     table,
 )
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from dashdock.bokeh_static import local_js_dir
 
 PANE = "/individual-task-stream"
 BROWSER = {
@@ -80,8 +90,10 @@ class PaneLoad:
     token: str | None
 
 
-async def cold_and_warm(session: aiohttp.ClientSession, page_url: str, auth: dict[str, str]) -> PaneLoad:
-    browser = {**BROWSER, **auth}
+async def cold_and_warm(
+    session: aiohttp.ClientSession, page_url: str, auth: dict[str, str], encodings: str = "gzip, deflate"
+) -> PaneLoad:
+    browser = {**BROWSER, **auth, "Accept-Encoding": encodings}
     page, html = await fetch(session, page_url, browser)
     text = html.decode("utf-8", "replace")
     scripts = [urljoin(page_url, src) for src in _SCRIPT_SRC.findall(text)]
@@ -166,10 +178,21 @@ async def run(server: JupyterServer, cluster: Cluster) -> None:
 
     heading(f"cold pane {PANE}: bytes on the wire (compressed bodies + response headers)")
     results: dict[str, PaneLoad] = {}
-    for name, prefix in prefixes.items():
+
+    async def load(name: str, prefix: str, auth: dict[str, str], encodings: str = "gzip, deflate") -> None:
         session = aiohttp.ClientSession(auto_decompress=False, cookie_jar=aiohttp.DummyCookieJar())
         async with session:
-            results[name] = await cold_and_warm(session, prefix + PANE, auths[name])
+            results[name] = await cold_and_warm(session, prefix + PANE, auth, encodings)
+
+    for name, prefix in prefixes.items():
+        await load(name if name != "dashdock" else "dashdock, first seconds", prefix, auths[name])
+    started = time.perf_counter()
+    ready = await server_cache_ready(server)
+    waited = f"{time.perf_counter() - started:.0f} s"
+    state = "done after" if ready else "NOT done in"
+    print(f"  dashdock's BokehJS precompression (low priority, once per bokeh version): {state} {waited}")
+    await load("dashdock", prefixes["dashdock"], AUTH)
+    await load("dashdock, offering br", prefixes["dashdock"], AUTH, "gzip, deflate, br")
     detail = [["path", "file", "status", "bytes", "encoding", "Cache-Control"]]
     for name, result in results.items():
         for item in result.cold:
@@ -225,9 +248,28 @@ async def run(server: JupyterServer, cluster: Cluster) -> None:
     not_installed_note(server)
 
 
+async def server_cache_ready(server: JupyterServer, timeout: float = 300.0) -> bool:
+    """Whether the server's BokehJS cache holds zopfli and brotli of every local BokehJS file."""
+    js_dir = local_js_dir()
+    assert js_dir is not None
+    wanted = 2 * len(list(js_dir.glob("bokeh*.min.js")))
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if len(list(cache_dir(server).glob("*.min.js.*[zr]"))) >= wanted:
+            return True
+        await asyncio.sleep(0.5)
+    return False
+
+
+def cache_dir(server: JupyterServer) -> Path:
+    return Path(server.tmp) / "cache" / "dashdock"
+
+
 def main() -> None:
     print(f"pane_bytes: task-stream pane of a LocalCluster on {HOST}, direct vs dashdock vs jsp")
-    with Cluster() as cluster, JupyterServer() as server:
+    tmp = tempfile.mkdtemp(prefix="dashdock-bench-")
+    # An empty BokehJS cache of its own: the run shows the first seconds and what follows.
+    with Cluster() as cluster, JupyterServer(tmp=tmp, extra_env={"XDG_CACHE_HOME": f"{tmp}/cache"}) as server:
         asyncio.run(server.wait_ready())
         asyncio.run(run(server, cluster))
         server.log_errors()

@@ -70,6 +70,14 @@ class DashdockApp(ExtensionApp):
     json_timeout = Float(
         10.0, config=True, help="Seconds to wait for a health check or a plot list (default 10)."
     )
+    cache_dir = Unicode(
+        config=True,
+        help=(
+            "Where BokehJS compressed harder than per request (zopfli, brotli) is kept, once per "
+            "bokeh version; '' turns that off (gzip -9 is served). Default: $XDG_CACHE_HOME/dashdock "
+            "or ~/.cache/dashdock."
+        ),
+    )
     websocket_max_message_size = Int(
         1024**3,
         config=True,
@@ -138,6 +146,11 @@ class DashdockApp(ExtensionApp):
     cluster_start_timeout = Float(
         120.0, config=True, help="Seconds a new cluster may take to start (default 120)."
     )
+
+    @default("cache_dir")
+    def _default_cache_dir(self) -> str:
+        base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+        return str(Path(base) / "dashdock")
 
     @default("sources_file")
     def _default_sources_file(self) -> str:
@@ -232,6 +245,7 @@ class DashdockApp(ExtensionApp):
         }
 
     def initialize_handlers(self) -> None:
+        self.bokeh_js = LocalBokehJS(Path(self.cache_dir) if self.cache_dir else None)
         proxy = ProxySettings(
             connect_timeout=self.connect_timeout,
             read_timeout=self.read_timeout,
@@ -254,7 +268,7 @@ class DashdockApp(ExtensionApp):
                     "client": self.client,
                     "allowlist": self.allowlist,
                     "proxy": proxy,
-                    "bokeh_js": LocalBokehJS(),
+                    "bokeh_js": self.bokeh_js,
                     "panes": self.panes,
                 },
             )
@@ -290,6 +304,7 @@ class DashdockApp(ExtensionApp):
                 self.log.warning("dashdock: initial source not added: %s", exc.reason)
 
     async def stop_extension(self) -> None:
+        await self.bokeh_js.close()
         await self.kernel_clients.stop()
         await self.clusters.close_all()
         await self.client.close()

@@ -2,34 +2,67 @@
 
 Every plot page loads ~3.9 MB of BokehJS that schedulers send uncompressed. The page asks for
 ``static/js/<file>?v=<sha512 of the file>``; when the local bokeh has a file with that exact hash
-(the usual case: the same bokeh on both sides), we answer from memory, gzipped, with an immutable
+(the usual case: the same bokeh on both sides), we answer from memory, compressed, with an immutable
 cache lifetime, without a round trip to the scheduler. Any other request goes through the relay.
+
+At first ``gzip -9`` (made in a thread in a fraction of a second); meanwhile a low-priority process
+(``dashdock.precompress``) makes zopfli gzip and brotli once per bokeh version into a disk cache,
+which replaces it as soon as it is ready. A cache entry is used only if it decompresses to exactly
+the file (its sha512), so a stale or damaged entry is never served.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gzip
 import hashlib
+import logging
 import re
-from dataclasses import dataclass
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import parse_qs
+
+from .precompress import cache_name, compressors
 
 _BOKEH_JS = re.compile(r"^/static/js/(bokeh(?:-[a-z]+)?\.min\.js)$")
 # The URL names the content, so it can never go stale.
 IMMUTABLE = "public, max-age=31536000, immutable"
+# Content-Encoding -> the suffix of its cache entries, best first.
+_ENCODINGS = {"br": "br", "gzip": "gz"}
+
+log = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True)
+@dataclass
 class StaticAsset:
     name: str
     version: str  # sha512 hex of the uncompressed bytes, as in the page's ?v=
     raw: bytes
-    gzipped: bytes
+    encoded: dict[str, bytes] = field(default_factory=dict)  # Content-Encoding -> body
+
+    def body_for(self, accept_encoding: str) -> tuple[str | None, bytes]:
+        """The smallest body the client accepts, and its Content-Encoding (None: identity)."""
+        offered = _accepted(accept_encoding)
+        for encoding in _ENCODINGS:
+            if encoding in offered and encoding in self.encoded:
+                return encoding, self.encoded[encoding]
+        return None, self.raw
 
 
-def _local_js_dir() -> Path | None:
+def _accepted(header: str) -> set[str]:
+    accepted = set()
+    for item in header.lower().split(","):
+        coding, _, parameters = item.partition(";")
+        if parameters.strip().replace(" ", "") in ("q=0", "q=0.0", "q=0.00", "q=0.000"):
+            continue
+        accepted.add(coding.strip())
+    return accepted
+
+
+def local_js_dir() -> Path | None:
     try:
         import bokeh
     except ImportError:  # bokeh is a dependency, but the relay must work without it
@@ -37,25 +70,57 @@ def _local_js_dir() -> Path | None:
     return Path(bokeh.__file__).parent / "server" / "static" / "js"
 
 
-def _load(name: str) -> StaticAsset | None:
-    directory = _local_js_dir()
-    if directory is None:
-        return None
+def _load(directory: Path, name: str) -> StaticAsset | None:
     try:
         raw = (directory / name).read_bytes()
     except OSError:
         return None
-    return StaticAsset(
-        name, hashlib.sha512(raw).hexdigest(), raw, gzip.compress(raw, compresslevel=9, mtime=0)
-    )
+    asset = StaticAsset(name, hashlib.sha512(raw).hexdigest(), raw)
+    asset.encoded["gzip"] = gzip.compress(raw, compresslevel=9, mtime=0)
+    return asset
+
+
+def _decoders() -> dict[str, Callable[[bytes], bytes]]:
+    found: dict[str, Callable[[bytes], bytes]] = {"gz": gzip.decompress}
+    with contextlib.suppress(ImportError):
+        import brotli
+
+        found["br"] = brotli.decompress
+    return found
+
+
+def _read_cached(asset: StaticAsset, cache_dir: Path) -> bool:
+    """Take the cache's better encodings of ``asset``; True when every one this machine can make is there."""
+    decoders = _decoders()
+    complete = True
+    for encoding, suffix in _ENCODINGS.items():
+        if suffix not in compressors():
+            continue
+        path = cache_dir / cache_name(asset.version, asset.name, suffix)
+        try:
+            body = path.read_bytes()
+            valid = hashlib.sha512(decoders[suffix](body)).hexdigest() == asset.version
+        except Exception:  # missing, unreadable or not decodable (zlib.error, brotli.error, ...)
+            valid = False
+        if valid:
+            asset.encoded[encoding] = body
+        else:
+            complete = False
+            with contextlib.suppress(OSError):
+                path.unlink()  # damaged or foreign: make room for a good one
+    return complete
 
 
 class LocalBokehJS:
     """Lazily hashed and compressed copies of the local BokehJS files (a few MB, once per server)."""
 
-    def __init__(self) -> None:
+    def __init__(self, cache_dir: Path | None = None, js_dir: Path | None = None) -> None:
+        self._cache_dir = cache_dir
+        self._js_dir = js_dir if js_dir is not None else local_js_dir()
         self._assets: dict[str, StaticAsset | None] = {}
         self._lock = asyncio.Lock()
+        self._precompressing: asyncio.Task[None] | None = None
+        self._process: asyncio.subprocess.Process | None = None
 
     async def lookup(self, path: str, query: str) -> StaticAsset | None:
         """The local asset for a proxied path and query, or ``None`` when it must be relayed."""
@@ -68,10 +133,53 @@ class LocalBokehJS:
         asset = await self._get(match[1])
         return asset if asset is not None and asset.version == version else None
 
+    @property
+    def precompressing(self) -> asyncio.Task[None] | None:
+        """The background compression under way, if any (benchmarks and tests wait for it)."""
+        return self._precompressing
+
+    async def close(self) -> None:
+        if self._process is not None and self._process.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                self._process.kill()
+            await self._process.wait()
+        if self._precompressing is not None:
+            self._precompressing.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._precompressing
+
     async def _get(self, name: str) -> StaticAsset | None:
         if name not in self._assets:
             async with self._lock:
-                if name not in self._assets:
+                if name not in self._assets and self._js_dir is not None:
                     # Hashing and compressing megabytes would stall the event loop: use a thread.
-                    self._assets[name] = await asyncio.to_thread(_load, name)
-        return self._assets[name]
+                    asset = await asyncio.to_thread(_load, self._js_dir, name)
+                    self._assets[name] = asset
+                    if asset is not None and self._cache_dir is not None:
+                        complete = await asyncio.to_thread(_read_cached, asset, self._cache_dir)
+                        if not complete and self._precompressing is None:
+                            self._precompressing = asyncio.ensure_future(self._precompress())
+        return self._assets.get(name)
+
+    async def _precompress(self) -> None:
+        """Every local BokehJS file at once (a page asks for several), then take the results."""
+        assert self._js_dir is not None and self._cache_dir is not None
+        names = sorted(p.name for p in self._js_dir.glob("bokeh*.min.js"))
+        self._process = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "dashdock.precompress",
+            str(self._js_dir),
+            str(self._cache_dir),
+            *names,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.DEVNULL,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        _, errors = await self._process.communicate()
+        if self._process.returncode != 0:
+            log.warning("dashdock: BokehJS precompression failed: %s", errors.decode(errors="replace")[-500:])
+            return
+        for asset in list(self._assets.values()):
+            if asset is not None:
+                await asyncio.to_thread(_read_cached, asset, self._cache_dir)

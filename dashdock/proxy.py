@@ -154,11 +154,10 @@ class ProxyHandler(WebSocketRelayMixin, JupyterHandler, WebSocketHandler):
         self.set_header("Content-Type", "text/javascript; charset=UTF-8")
         self.set_header("Cache-Control", IMMUTABLE)
         self.set_header("Vary", "Accept-Encoding")
-        if "gzip" in self.request.headers.get("Accept-Encoding", ""):
-            self.set_header("Content-Encoding", "gzip")
-            self.finish(asset.gzipped)
-        else:
-            self.finish(asset.raw)
+        encoding, body = asset.body_for(self.request.headers.get("Accept-Encoding", ""))
+        if encoding:
+            self.set_header("Content-Encoding", encoding)
+        self.finish(body)
 
     async def head(self, *args: Any) -> None:
         await self._relay_http()

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -12,6 +14,8 @@ from _support import Jupyter, RecordingUpstream, WarningsLog
 from distributed import LocalCluster
 from tornado.simple_httpclient import SimpleAsyncHTTPClient
 from traitlets.config import Config
+
+from dashdock.bokeh_static import local_js_dir
 
 # pytest-jupyter has no entry point: its server fixtures are loaded here.
 pytest_plugins = ["pytest_jupyter.jupyter_server"]
@@ -86,12 +90,31 @@ def dashdock_config() -> dict[str, Any]:
     return {}
 
 
+@pytest.fixture(scope="session")
+def bokeh_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """BokehJS precompressed once for the session, so no test server starts that work itself."""
+    cache = tmp_path_factory.mktemp("bokeh-cache")
+    js_dir = local_js_dir()
+    assert js_dir is not None
+    names = sorted(p.name for p in js_dir.glob("bokeh*.min.js"))
+    subprocess.run(
+        [sys.executable, "-m", "dashdock.precompress", str(js_dir), str(cache), *names],
+        check=True,
+        timeout=600,
+    )
+    return cache
+
+
 @pytest.fixture
-def jp_server_config(sources_file: Path, dashdock_config: dict[str, Any]) -> Config:
+def jp_server_config(sources_file: Path, dashdock_config: dict[str, Any], bokeh_cache: Path) -> Config:
     return Config(
         {
             "ServerApp": {"jpserver_extensions": {"dashdock": True}},
-            "DashdockApp": {"sources_file": str(sources_file), **dashdock_config},
+            "DashdockApp": {
+                "sources_file": str(sources_file),
+                "cache_dir": str(bokeh_cache),
+                **dashdock_config,
+            },
         }
     )
 
