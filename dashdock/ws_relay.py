@@ -1,203 +1,133 @@
 """The websocket half of the proxy: relay a browser's websocket to a dashboard's, both ways.
 
-Mixed into ``ProxyHandler`` (one handler serves a page and its ``/ws``). Each relay registers
-with the pane it feeds, so a pane can be paused (the upstream session is closed and nothing more
-reaches the browser; the plot stays as it was) or throttled (messages are delivered in order,
-in batches, every N seconds). A dashboard that goes away under an open relay is reported to the
-source registry, so panes can tell "reconnecting" from "live".
+Mixed into ``ProxyHandler`` (one handler serves a page and its ``/ws``). Everything a browser's
+upgrade must pass (authentication in ``ProxyHandler.prepare``, the Origin checks, a well-formed
+upgrade) is checked here before anything connects upstream. Then one of two relays carries it:
+
+- the raw relay (ws_tunnel.py), whenever the browser's socket can be taken from tornado, that is
+  over plain HTTP: bytes pumped between two sockets, frames followed but never parsed into messages;
+- tornado's websocket (ws_tornado.py) otherwise (Jupyter over HTTPS), message by message.
+
+Each relay registers with the pane it feeds, so a pane can be paused (the upstream session is
+closed and nothing more reaches the browser; the plot stays as it was) or throttled (what arrives is
+delivered in order, every N seconds). A dashboard that goes away under an open relay is reported to
+the source registry, so panes can tell "reconnecting" from "live".
 """
 
 from __future__ import annotations
 
 import asyncio
 import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-import aiohttp
 from tornado import web
-from tornado.iostream import StreamClosedError
-from tornado.websocket import WebSocketClosedError, WebSocketHandler
+from tornado.iostream import IOStream, StreamClosedError
 
 from .headers import upstream_request_headers
 from .panes import PANE_QUERY_KEY, PaneRelay, PaneState
-from .upstream import as_http_error
+from .ws_takeover import can_take, take_socket
+from .ws_tornado import TornadoRelayMixin
+from .ws_tunnel import BrowserProtocol, Tunnel
+from .ws_upstream import RawUpstream, accept_value, open_raw_upstream
 
 if TYPE_CHECKING:
     from .proxy import ProxyHandler
 
-# Close codes that may be sent on the wire (RFC 6455 7.4); others become 1011 (server error).
-_SENDABLE_CLOSE_CODES = frozenset({1000, 1001, 1002, 1003, 1007, 1008, 1009, 1010, 1011})
 _PANE_ID_RE = re.compile(r"^[A-Za-z0-9_-]{1,80}$")
-# Backpressure window toward the browser: wait for the socket once this much is unflushed.
-_WINDOW_BYTES = 1024 * 1024
-_WINDOW_MESSAGES = 64
+# RFC 6455: the key is 16 random bytes in base64; a subprotocol is an HTTP token.
+_KEY_RE = re.compile(r"^[A-Za-z0-9+/]{22}==$")
+_TOKEN_RE = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 
 
-class WebSocketRelayMixin:
-    """Websocket methods of ``ProxyHandler``."""
-
-    _upstream_ws: aiohttp.ClientWebSocketResponse | None = None
-    _pump: asyncio.Task[None] | None = None
-    _pane: PaneRelay | None = None
-    _state: PaneState = PaneState()
-    _outbox: list[aiohttp.WSMessage]
-    _flush_task: asyncio.Task[None] | None = None
-    _deliver_lock: asyncio.Lock
-    _in_flight_bytes = 0
-    _in_flight_messages = 0
-    _closing: asyncio.Future[None] | None = None  # kept so the close is not garbage-collected mid-way
-
-    @property
-    def max_message_size(self: ProxyHandler) -> int:  # type: ignore[misc]
-        return self._proxy.websocket_max_message_size
-
-    def get_compression_options(self) -> dict[str, Any] | None:
-        return None  # plots stream many small messages; deflate would cost latency for little gain
+class WebSocketRelayMixin(TornadoRelayMixin):
+    """Websocket methods of ``ProxyHandler``: the checks, and the choice of relay."""
 
     async def _open_websocket(self: ProxyHandler) -> None:  # type: ignore[misc]
         # Refuse a foreign Origin (cross-site websocket hijacking) before connecting upstream.
-        if not self.check_origin(self.request.headers.get("Origin", "")):
+        if not self.check_origin(self.request.headers.get("Origin", "")) or self._cross_origin_refused():
             raise web.HTTPError(403, "Cross-origin websocket refused.")
-        protocols = [
-            p.strip() for p in self.request.headers.get("Sec-WebSocket-Protocol", "").split(",") if p.strip()
-        ]
-        route = self.route
-        pane_id = self.get_query_argument(PANE_QUERY_KEY, "")
-        if pane_id and _PANE_ID_RE.match(pane_id):
-            self._pane = PaneRelay(pane_id, route.source_id, self._on_pane_state)
-            self._state = self._panes.state(pane_id)
-        # The websocket timeout below covers only the open socket; the upgrade itself gets the same
-        # bounds as an HTTP request, so a dashboard that never answers gives a 504, not a hang.
-        upgrade_deadline = self._proxy.connect_timeout + self._proxy.read_timeout
-        try:
-            connect = self._client.session.ws_connect(
-                self._upstream_url(),
-                protocols=protocols,
-                headers={"Origin": route.target.origin, **upstream_request_headers(self.request.headers)},
-                max_msg_size=0,
-                autoclose=False,
-                autoping=True,
-                compress=0,
-                timeout=aiohttp.ClientWSTimeout(ws_receive=None, ws_close=5.0),
-            )
-            self._upstream_ws = await asyncio.wait_for(connect, upgrade_deadline)
-        except (TimeoutError, aiohttp.ClientError) as exc:
-            raise as_http_error(route.target, exc) from None
-        await WebSocketHandler.get(self)
-
-    def select_subprotocol(self, subprotocols: list[str]) -> str | None:
-        return self._upstream_ws.protocol if self._upstream_ws is not None else None
-
-    def open(self: ProxyHandler, *args: Any, **kwargs: Any) -> None:  # type: ignore[misc]
-        self.set_nodelay(True)  # Bokeh sends a message as several small frames; don't let Nagle hold them
-        self._outbox = []
-        self._deliver_lock = asyncio.Lock()
-        if self._pane is not None:
-            self._panes.attach(self._pane)
-        self._pump = asyncio.create_task(self._relay_upstream_messages())
-
-    async def on_message(self: ProxyHandler, message: str | bytes) -> None:  # type: ignore[misc]
-        # Awaiting the upstream send makes tornado wait before reading the next browser message.
-        upstream = self._upstream_ws
-        if upstream is None or upstream.closed:
+        protocols = self._checked_upgrade()
+        if protocols is None:
             return
-        try:
-            if isinstance(message, bytes):
-                await upstream.send_bytes(message)
-            else:
-                await upstream.send_str(message)
-        except (ConnectionError, aiohttp.ClientError):
-            self.close(1011, "dashboard connection lost")
-
-    def _on_pane_state(self, state: PaneState) -> None:
-        self._state = state
-        if state.paused and self._upstream_ws is not None and not self._upstream_ws.closed:
-            # Closing upstream ends the relay loop; the browser socket stays open and silent,
-            # so the plot stays frozen as it was instead of showing a disconnect.
-            self._closing = asyncio.ensure_future(self._upstream_ws.close())
-
-    async def _relay_upstream_messages(self: ProxyHandler) -> None:  # type: ignore[misc]
-        upstream = self._upstream_ws
-        assert upstream is not None
-        lost = False
-        try:
-            if self._state.paused:
-                return
-            async for message in upstream:
-                if message.type not in (aiohttp.WSMsgType.TEXT, aiohttp.WSMsgType.BINARY):
-                    break
-                if not self._state.interval and not self._outbox:
-                    await self._write_live(message)
-                else:
-                    self._outbox.append(message)
-                    if not self._state.interval:
-                        await self._deliver()  # the rate went back to live: send what waited first
-                    elif self._flush_task is None:
-                        self._flush_task = asyncio.create_task(self._deliver_later(self._state.interval))
-            lost = not self._state.paused and self.ws_connection is not None
-        except (WebSocketClosedError, StreamClosedError):
-            pass
-        except (aiohttp.ClientError, ConnectionError):
-            lost = True
-        finally:
-            await upstream.close()
-            if lost and self._pane is not None and self._pane.source_id is not None:
-                self._registry.note_lost(self._pane.source_id)
-            if not self._state.paused:
-                code = upstream.close_code
-                self.close(
-                    code if code in _SENDABLE_CLOSE_CODES else 1011 if code else 1000, "dashboard closed"
-                )
-
-    async def _write_live(self: ProxyHandler, message: aiohttp.WSMessage) -> None:  # type: ignore[misc]
-        # Waiting for every write to reach the socket costs an event-loop turn per message; waiting
-        # once a window of bytes or messages is in flight keeps memory bounded at a fraction of it.
-        # tornado's public write_message wraps each write in a new Task, a loop turn per message
-        # (bench/ws_relay.py measured 0.59x -> 0.93x of direct under load); its frame writer does not.
-        connection = self.ws_connection
-        if connection is None:
-            raise WebSocketClosedError()
-        binary = message.type == aiohttp.WSMsgType.BINARY
-        write_frame = getattr(connection, "_write_frame", None)
-        if write_frame is not None and not connection._compressor:  # type: ignore[attr-defined]
-            data = message.data if binary else message.data.encode()
-            flushed = write_frame(True, 0x2 if binary else 0x1, data)
+        pane_id = self.get_query_argument(PANE_QUERY_KEY, "")
+        pane = pane_id if _PANE_ID_RE.match(pane_id) else None
+        if can_take(getattr(self.request.connection, "stream", None)):
+            await self._open_raw_relay(protocols, pane)
         else:
-            flushed = self.write_message(message.data, binary=binary)
-        self._in_flight_bytes += len(message.data)
-        self._in_flight_messages += 1
-        if self._in_flight_bytes >= _WINDOW_BYTES or self._in_flight_messages >= _WINDOW_MESSAGES:
-            await flushed
-            self._in_flight_bytes = self._in_flight_messages = 0
-        if self._pane is not None:
-            self._pane.stats.messages += 1
-            self._pane.stats.bytes += len(message.data)
+            await self._open_tornado_relay(protocols, pane)
 
-    async def _deliver_later(self, delay: float) -> None:
-        await asyncio.sleep(delay)
-        self._flush_task = None
+    def _cross_origin_refused(self: ProxyHandler) -> bool:  # type: ignore[misc]
+        # tornado 6.6 adds a Sec-Fetch-Site check to its own upgrade; the raw relay answers the
+        # upgrade itself, so it runs that check here, and both relays refuse the same requests.
+        check = getattr(self, "_check_cross_origin", None)
+        return check is not None and check(self.check_origin) is not None
+
+    def _checked_upgrade(self: ProxyHandler) -> list[str] | None:  # type: ignore[misc]
+        """The browser's subprotocols, or ``None`` once a malformed upgrade has been answered."""
+        headers = self.request.headers
+        connection = {token.strip().lower() for token in headers.get("Connection", "").split(",")}
+        if "upgrade" not in connection or not _KEY_RE.match(headers.get("Sec-WebSocket-Key", "")):
+            raise web.HTTPError(400, "Malformed websocket upgrade.")
+        if headers.get("Sec-WebSocket-Version") != "13":
+            self.set_status(426, "Upgrade Required")
+            self.set_header("Sec-WebSocket-Version", "13")
+            self.finish()
+            return None
+        protocols = [p.strip() for p in headers.get("Sec-WebSocket-Protocol", "").split(",") if p.strip()]
+        if not all(_TOKEN_RE.match(protocol) for protocol in protocols):
+            raise web.HTTPError(400, "Malformed websocket subprotocol.")
+        return protocols
+
+    async def _open_raw_relay(  # type: ignore[misc]
+        self: ProxyHandler, protocols: list[str], pane_id: str | None
+    ) -> None:
+        # The upstream websocket is open before the browser's is accepted, so a dead scheduler gives
+        # a clear 502; the upgrade gets the same bounds as an HTTP request (504, never a hang).
+        proxy = self._proxy
+        upstream = await open_raw_upstream(
+            self.route.target,
+            self._upstream_url().raw_path_qs,
+            protocols,
+            upstream_request_headers(self.request.headers),
+            proxy.connect_timeout,
+            proxy.connect_timeout + proxy.read_timeout,
+        )
         try:
-            await self._deliver()
-        except (WebSocketClosedError, StreamClosedError):
-            pass
+            stream = self._answer_upgrade(upstream)
+            await stream.write(b"")  # resolves once the 101 has left tornado's buffer
+            sock, buffered = take_socket(stream)
+        except (StreamClosedError, OSError):
+            upstream.protocol.abort()  # the browser left during the upgrade
+            return
+        registry, panes, source_id = self._registry, self._panes, self.route.source_id
+        relay = PaneRelay(pane_id, source_id, lambda new: tunnel.set_state(new)) if pane_id else None
+        tunnel = Tunnel(
+            upstream.protocol,
+            max_message=proxy.websocket_max_message_size,
+            state=panes.state(pane_id) if pane_id else PaneState(),
+            stats=relay.stats if relay is not None else None,
+            on_lost=lambda: registry.note_lost(source_id) if source_id is not None else None,
+            on_closed=lambda: panes.detach(relay) if relay is not None else None,
+        )
+        if relay is not None:
+            panes.attach(relay)
+        try:
+            await asyncio.get_running_loop().connect_accepted_socket(
+                lambda: BrowserProtocol(tunnel, buffered), sock
+            )
+        except OSError:
+            sock.close()
+            tunnel.browser_closed()
 
-    async def _deliver(self: ProxyHandler) -> None:  # type: ignore[misc]
-        # One delivery at a time: a timed flush and a live one must not interleave their messages.
-        async with self._deliver_lock:
-            outbox, self._outbox = self._outbox, []
-            for message in outbox:
-                binary = message.type == aiohttp.WSMsgType.BINARY
-                await self.write_message(message.data, binary=binary)
-                if self._pane is not None:
-                    self._pane.stats.messages += 1
-                    self._pane.stats.bytes += len(message.data)
-
-    def on_close(self: ProxyHandler) -> None:  # type: ignore[misc]
-        if self._pane is not None:
-            self._panes.detach(self._pane)
-        if self._flush_task is not None:
-            self._flush_task.cancel()
-        upstream = self._upstream_ws
-        if upstream is not None and not upstream.closed:
-            self._closing = asyncio.ensure_future(upstream.close())
-        # The relay task ends by itself once the upstream socket is closed.
+    def _answer_upgrade(self: ProxyHandler, upstream: RawUpstream) -> IOStream:  # type: ignore[misc]
+        """Accept the browser's upgrade with the subprotocol the dashboard chose; returns its stream."""
+        self.clear_header("Content-Type")
+        self.set_status(101)
+        self.set_header("Upgrade", "websocket")
+        self.set_header("Connection", "Upgrade")
+        self.set_header("Sec-WebSocket-Accept", accept_value(self.request.headers["Sec-WebSocket-Key"]))
+        if upstream.subprotocol is not None:
+            self.set_header("Sec-WebSocket-Protocol", upstream.subprotocol)
+        self.finish()
+        # Synchronously after finish(), as tornado's websocket does: HTTP processing stops here.
+        return self.detach()

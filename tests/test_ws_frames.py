@@ -5,37 +5,9 @@ from __future__ import annotations
 import os
 
 import pytest
+from _ws_wire import BINARY, CLOSE, CONTINUATION, PING, TEXT, frame, header_only
 
 from dashdock.ws_frames import FrameError, FrameScanner, close_frame
-
-TEXT, BINARY, CONTINUATION, CLOSE, PING = 0x1, 0x2, 0x0, 0x8, 0x9
-
-
-def frame(opcode: int, payload: bytes, *, fin: bool = True, masked: bool = False, rsv: int = 0) -> bytes:
-    """One frame as a peer writes it (masked as a browser does, or plain as a server does)."""
-    length = len(payload)
-    if length < 126:
-        sizes = bytes([length])
-    elif length < 65536:
-        sizes = bytes([126]) + length.to_bytes(2, "big")
-    else:
-        sizes = bytes([127]) + length.to_bytes(8, "big")
-    first = (0x80 if fin else 0) | rsv | opcode
-    head = bytes([first, sizes[0] | (0x80 if masked else 0)]) + sizes[1:]
-    if not masked:
-        return head + payload
-    key = os.urandom(4)
-    return head + key + bytes(byte ^ key[i % 4] for i, byte in enumerate(payload))
-
-
-def header_only(opcode: int, length: int, *, masked: bool) -> bytes:
-    """The header of a frame that announces ``length`` payload bytes (the payload is never sent)."""
-    return (
-        bytes([0x80 | opcode, 127 | (0x80 if masked else 0)])
-        + length.to_bytes(8, "big")
-        + b"mask"[: 4 * masked]
-    )
-
 
 SIZES = [0, 1, 125, 126, 127, 65535, 65536, 70000]
 
