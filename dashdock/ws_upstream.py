@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import functools
 import hashlib
 import os
 import re
@@ -160,10 +159,20 @@ class RawUpstream:
         self.subprotocol = subprotocol
 
 
-@functools.cache
-def _client_ssl_context() -> ssl.SSLContext:
-    # The same verification aiohttp applies to the pooled HTTP client: system CAs, host names checked.
-    return ssl.create_default_context()
+class ClientTLS:
+    """The TLS context for dashboards served over https, made once and off the event loop.
+
+    The same verification aiohttp applies to the pooled HTTP client: system CAs, host names checked.
+    Loading the system CAs takes about 20 ms, too long to block the loop for.
+    """
+
+    context: ssl.SSLContext | None = None
+
+    @classmethod
+    async def get(cls) -> ssl.SSLContext:
+        if cls.context is None:
+            cls.context = await asyncio.to_thread(ssl.create_default_context)
+        return cls.context
 
 
 def handshake_request(
@@ -240,7 +249,7 @@ async def open_raw_upstream(
     protocol = UpstreamProtocol()
 
     async def upgrade() -> str | None:
-        tls = _client_ssl_context() if target.scheme == "https" else None
+        tls = await ClientTLS.get() if target.scheme == "https" else None
         connect = asyncio.get_running_loop().create_connection(
             lambda: protocol, target.host, target.port, ssl=tls
         )

@@ -473,12 +473,11 @@ def tls_dashboard(certificate: tuple[Path, Path]) -> Iterator[str]:
 
 
 @pytest.fixture
-def trust(certificate: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+def trust(certificate: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch) -> None:
     """The server trusts the test certificate, as it would a CA installed on the system."""
-    monkeypatch.setenv("SSL_CERT_FILE", str(certificate[0]))
-    ws_upstream._client_ssl_context.cache_clear()
-    yield
-    ws_upstream._client_ssl_context.cache_clear()
+    monkeypatch.setattr(
+        ws_upstream.ClientTLS, "context", ssl.create_default_context(cafile=str(certificate[0]))
+    )
 
 
 def tls_source(jp_serverapp: Any, netloc: str) -> str:
