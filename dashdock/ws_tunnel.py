@@ -8,10 +8,10 @@ coroutine per message. Backpressure is the transports' own: a side whose write b
 high-water mark pauses reading on the other side until it drains.
 
 ``FrameScanner`` follows frame headers in both directions for what still needs boundaries: the
-pane's counters, the browser's message size limit (1009 before any of the message goes upstream),
-pausing at a message boundary, and writing a close frame of our own (1011 when the dashboard drops,
-only between frames; otherwise the browser socket is cut). Ping, pong and close frames pass through,
-so the close handshake is the endpoints' own.
+pane's counters, the browser's message size limit (1009 before any of the frame that crosses it goes
+upstream), pausing at a message boundary, and writing a close frame of our own (1011 when the
+dashboard drops, only between frames; otherwise the browser socket is cut). Ping, pong and close
+frames pass through, so the close handshake is the endpoints' own.
 """
 
 from __future__ import annotations
