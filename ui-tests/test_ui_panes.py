@@ -89,16 +89,29 @@ def test_drag_plot_to_right_half(browser: Browser, lab: Lab, dask_cluster: DaskC
     page.context.close()
 
 
-def _saved_pane_count(lab: Lab, workspace: str) -> int:
-    """How many dashdock panes the saved workspace has, both tracked and placed in the main area."""
+def _saved_layout(lab: Lab, workspace: str) -> tuple[int, str]:
+    """How many dashdock panes the saved workspace has (tracked and placed), and its main-area layout."""
     request = urllib.request.Request(
         f"{lab.url}lab/api/workspaces/{workspace}", headers={"Authorization": f"token {TOKEN}"}
     )
     with urllib.request.urlopen(request, timeout=10) as response:
         data = json.loads(response.read())["data"]
     tracked = [key for key in data if key.startswith("dashdock-plots:")]
-    placed = json.dumps(data.get("layout-restorer:data", {}).get("main", {}))
-    return sum(1 for key in tracked if key in placed)
+    placed = json.dumps(data.get("layout-restorer:data", {}).get("main", {}), sort_keys=True)
+    return sum(1 for key in tracked if key in placed), placed
+
+
+def _wait_for_saved_layout(lab: Lab, workspace: str, panes: int) -> None:
+    """Until the workspace holds every pane and its layout has stopped changing (Lab saves it in
+    steps while panes are placed; a reload in between restores an intermediate layout)."""
+    deadline = time.monotonic() + 30
+    previous = ""
+    while time.monotonic() < deadline:
+        count, placed = _saved_layout(lab, workspace)
+        if count >= panes and placed == previous:
+            return
+        previous = placed if count >= panes else ""
+        time.sleep(1.5)
 
 
 def test_default_layout_then_reload_restores_panes(
@@ -122,9 +135,7 @@ def test_default_layout_then_reload_restores_panes(
     assert bottom_left["y"] > top_left["y"] + 50 and abs(bottom_left["x"] - top_left["x"]) < 10  # type: ignore[index]
     assert bottom_right["y"] > top_right["y"] + 50 and abs(bottom_right["x"] - top_right["x"]) < 10  # type: ignore[index]
 
-    deadline = time.monotonic() + 20
-    while _saved_pane_count(lab, "restore") < len(KEY_PLOTS) and time.monotonic() < deadline:
-        time.sleep(0.25)
+    _wait_for_saved_layout(lab, "restore", len(KEY_PLOTS))
     page.reload()
     wait_for_lab(page)
     for name in KEY_PLOTS:
