@@ -277,6 +277,7 @@ class DashdockApp(ExtensionApp):
     async def _start_jupyter_server_extension(self, serverapp: object) -> None:
         await self.registry.load()
         self.kernel_clients.start()
+        self.bokeh_js.start()
         # In the background: a slow or dead dashboard, or a cluster that takes a minute to
         # start, must not delay the server's start.
         if self.initial_sources:

@@ -7,8 +7,10 @@ cache lifetime, without a round trip to the scheduler. Any other request goes th
 
 At first ``gzip -9`` (made in a thread in a fraction of a second); meanwhile a low-priority process
 (``dashdock.precompress``) makes zopfli gzip and brotli once per bokeh version into a disk cache,
-which replaces it as soon as it is ready. A cache entry is used only if it decompresses to exactly
-the file (its sha512), so a stale or damaged entry is never served.
+which replaces it as soon as it is ready. That process starts with the server when the cache lacks
+an entry, so the first pane after an install or upgrade usually finds it done. A cache entry is used
+only if it decompresses to exactly the file, so a stale, damaged or planted entry is never served;
+the process replaces such an entry.
 """
 
 from __future__ import annotations
@@ -20,12 +22,11 @@ import hashlib
 import logging
 import re
 import sys
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import parse_qs
 
-from .precompress import cache_name, compressors
+from .precompress import cache_name, compressors, decode
 
 _BOKEH_JS = re.compile(r"^/static/js/(bokeh(?:-[a-z]+)?\.min\.js)$")
 # The URL names the content, so it can never go stale.
@@ -80,35 +81,35 @@ def _load(directory: Path, name: str) -> StaticAsset | None:
     return asset
 
 
-def _decoders() -> dict[str, Callable[[bytes], bytes]]:
-    found: dict[str, Callable[[bytes], bytes]] = {"gz": gzip.decompress}
-    with contextlib.suppress(ImportError):
-        import brotli
-
-        found["br"] = brotli.decompress
-    return found
-
-
 def _read_cached(asset: StaticAsset, cache_dir: Path) -> bool:
-    """Take the cache's better encodings of ``asset``; True when every one this machine can make is there."""
-    decoders = _decoders()
+    """Take the cache's better encodings of ``asset``; True when every one this machine can make is there.
+
+    An entry that is not exactly the file is left alone: the precompression process replaces it,
+    and deleting it here could delete a good one that process has just put in its place.
+    """
     complete = True
     for encoding, suffix in _ENCODINGS.items():
         if suffix not in compressors():
             continue
-        path = cache_dir / cache_name(asset.version, asset.name, suffix)
         try:
-            body = path.read_bytes()
-            valid = hashlib.sha512(decoders[suffix](body)).hexdigest() == asset.version
-        except Exception:  # missing, unreadable or not decodable (zlib.error, brotli.error, ...)
-            valid = False
-        if valid:
+            body = (cache_dir / cache_name(asset.version, asset.name, suffix)).read_bytes()
+        except OSError:
+            body = None
+        if body is not None and decode(body, suffix, len(asset.raw)) == asset.raw:
             asset.encoded[encoding] = body
         else:
             complete = False
-            with contextlib.suppress(OSError):
-                path.unlink()  # damaged or foreign: make room for a good one
     return complete
+
+
+def _any_missing(js_dir: Path, cache_dir: Path) -> bool:
+    """Whether some local BokehJS file lacks a cache entry (presence only: serving checks content)."""
+    suffixes = compressors()
+    for path in js_dir.glob("bokeh*.min.js"):
+        version = hashlib.sha512(path.read_bytes()).hexdigest()
+        if any(not (cache_dir / cache_name(version, path.name, s)).exists() for s in suffixes):
+            return True
+    return False
 
 
 class LocalBokehJS:
@@ -121,6 +122,14 @@ class LocalBokehJS:
         self._lock = asyncio.Lock()
         self._precompressing: asyncio.Task[None] | None = None
         self._process: asyncio.subprocess.Process | None = None
+        self._again = False  # an asset found the cache incomplete while a run was under way
+        self._failed = False  # a run failed: another would too (unwritable cache, ...)
+
+    def start(self) -> None:
+        """At server start, precompress in the background if the cache lacks an entry: it takes
+        seconds of CPU, and a first pane opened after that gets the small form at once."""
+        if self._js_dir is not None and self._cache_dir is not None:
+            self._precompressing = asyncio.ensure_future(self._precompress(only_if_missing=True))
 
     async def lookup(self, path: str, query: str) -> StaticAsset | None:
         """The local asset for a proxied path and query, or ``None`` when it must be relayed."""
@@ -135,7 +144,7 @@ class LocalBokehJS:
 
     @property
     def precompressing(self) -> asyncio.Task[None] | None:
-        """The background compression under way, if any (benchmarks and tests wait for it)."""
+        """The latest background compression, done or under way (benchmarks and tests wait for it)."""
         return self._precompressing
 
     async def close(self) -> None:
@@ -156,12 +165,32 @@ class LocalBokehJS:
                     asset = await asyncio.to_thread(_load, self._js_dir, name)
                     self._assets[name] = asset
                     if asset is not None and self._cache_dir is not None:
-                        complete = await asyncio.to_thread(_read_cached, asset, self._cache_dir)
-                        if not complete and self._precompressing is None:
-                            self._precompressing = asyncio.ensure_future(self._precompress())
+                        if not await asyncio.to_thread(_read_cached, asset, self._cache_dir):
+                            self._want_precompression()
         return self._assets.get(name)
 
-    async def _precompress(self) -> None:
+    def _want_precompression(self) -> None:
+        if self._failed:
+            return
+        if self._precompressing is None or self._precompressing.done():
+            self._precompressing = asyncio.ensure_future(self._precompress())
+        else:
+            # The run under way may already have passed this file (or found nothing missing).
+            self._again = True
+
+    async def _precompress(self, only_if_missing: bool = False) -> None:
+        assert self._js_dir is not None and self._cache_dir is not None
+        try:
+            if not only_if_missing or await asyncio.to_thread(_any_missing, self._js_dir, self._cache_dir):
+                await self._run_precompression()
+            while self._again:
+                self._again = False
+                await self._run_precompression()
+        except Exception as exc:  # gzip -9 is still served: worth a warning, not a failed request
+            self._failed = True
+            log.warning("dashdock: BokehJS precompression failed: %s", exc)
+
+    async def _run_precompression(self) -> None:
         """Every local BokehJS file at once (a page asks for several), then take the results."""
         assert self._js_dir is not None and self._cache_dir is not None
         names = sorted(p.name for p in self._js_dir.glob("bokeh*.min.js"))
@@ -178,8 +207,7 @@ class LocalBokehJS:
         )
         _, errors = await self._process.communicate()
         if self._process.returncode != 0:
-            log.warning("dashdock: BokehJS precompression failed: %s", errors.decode(errors="replace")[-500:])
-            return
+            raise RuntimeError(errors.decode(errors="replace")[-500:])
         for asset in list(self._assets.values()):
             if asset is not None:
                 await asyncio.to_thread(_read_cached, asset, self._cache_dir)

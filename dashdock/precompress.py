@@ -11,15 +11,21 @@ Usage: python -m dashdock.precompress SOURCE_DIR CACHE_DIR NAME [NAME ...]
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import sys
+import tempfile
+import time
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 
 # One zopfli iteration gets 90 % of what fifteen get, in a fifth of the time.
 ZOPFLI_ITERATIONS = 1
 BROTLI_QUALITY = 11
+# Temporary files older than this were left by a run that was killed (the server stopped).
+_ABANDONED_AFTER = 3600.0
 
 
 def cache_name(version: str, name: str, encoding: str) -> str:
@@ -45,18 +51,66 @@ def compressors() -> dict[str, Callable[[bytes], bytes]]:
     return found
 
 
+def decode(body: bytes, encoding: str, limit: int) -> bytes | None:
+    """``body`` decoded, or None unless it is exactly one complete stream of at most ``limit`` bytes.
+
+    The limit matters because a cache directory may be shared or tampered with: a small file can
+    decode to gigabytes, and deciding whether an entry is the file must not cost the server that.
+    """
+    try:
+        if encoding == "gz":
+            inflate = zlib.decompressobj(wbits=31)  # one gzip member, its CRC and length checked
+            out = inflate.decompress(body, limit + 1)
+            complete = inflate.eof and not inflate.unused_data
+        elif encoding == "br":
+            import brotli
+
+            decompressor = brotli.Decompressor()
+            # Stops growing its output past the limit (overshooting by at most about as much again).
+            out = decompressor.process(body, output_buffer_limit=limit + 1)
+            complete = decompressor.is_finished()
+        else:
+            return None
+    except Exception:  # zlib.error, brotli.error, or brotli missing: not an entry we can vouch for
+        return None
+    return out if complete and len(out) <= limit else None
+
+
 def precompress(source_dir: Path, cache_dir: Path, names: list[str]) -> None:
     cache_dir.mkdir(parents=True, exist_ok=True)
+    _remove_abandoned(cache_dir)
     for name in names:
         raw = (source_dir / name).read_bytes()
         version = hashlib.sha512(raw).hexdigest()
         for encoding, compress in compressors().items():
             target = cache_dir / cache_name(version, name, encoding)
-            if target.exists():
-                continue
-            temporary = target.with_suffix(f".{os.getpid()}.tmp")
-            temporary.write_bytes(compress(raw))
-            temporary.replace(target)
+            with contextlib.suppress(OSError):
+                if decode(target.read_bytes(), encoding, len(raw)) == raw:
+                    continue  # a damaged or foreign entry is made again below
+            _write_atomically(target, compress(raw))
+
+
+def _write_atomically(target: Path, body: bytes) -> None:
+    """Readers see the old entry or the whole new one; the temporary name is created exclusively, so
+    nothing planted in a shared cache directory (a symlink) can redirect the write."""
+    handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "wb") as file:
+            file.write(body)
+        os.chmod(temporary, 0o644)  # it is public JavaScript; mkstemp made it private
+        os.replace(temporary, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+
+
+def _remove_abandoned(cache_dir: Path) -> None:
+    cutoff = time.time() - _ABANDONED_AFTER
+    for temporary in cache_dir.glob(".*.tmp"):
+        with contextlib.suppress(OSError):
+            if temporary.stat().st_mtime < cutoff:
+                temporary.unlink()
 
 
 def main() -> None:
