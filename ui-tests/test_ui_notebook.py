@@ -102,6 +102,10 @@ def test_a_notebooks_client_repr_chips_source_and_inline_plot(browser: Browser, 
     open_sidebar(page)
     expect(page.locator(".jp-dashdock-Source-name", has_text="analysis.ipynb")).to_be_visible(timeout=20_000)
 
+    # The repr learns its source on its next poll (every 3 s), which may come after the sidebar's.
+    expect(client_repr.locator(".jp-dashdock-ClientRepr-link")).to_have_attribute(
+        "href", re.compile(r"/dashdock/proxy/[0-9a-f]{12}/status"), timeout=20_000
+    )
     # A click on a chip opens the plot as a pane; a drag docks it where it is dropped.
     client_repr.locator(".jp-dashdock-Chip", has_text="Task Stream").click()
     wait_for_bokeh_plot(page, "Task Stream")
