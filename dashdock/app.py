@@ -14,13 +14,14 @@ from jupyter_server.utils import url_path_join
 from traitlets import Bool, Dict, Float, Int, List, Unicode, default
 
 from .bokeh_static import LocalBokehJS
+from .capabilities import Capabilities
 from .clusters import ClusterError, ClusterFactory, ClusterManager
 from .handlers import API_ROUTES
 from .kernel.protocol import CLIENTS_DIR_VARIABLE, PRELOAD_VARIABLE
 from .kernel_clients import KernelClients
 from .kernel_handlers import KERNEL_API_ROUTES
 from .panes import PaneRegistry
-from .proxy import ProxyHandler, ProxySettings
+from .proxy import ProxyHandler, ProxySettings, ViewHandler
 from .registry import SourceError, SourceRegistry
 from .targets import DEFAULT_ALLOWED_TARGETS, Allowlist
 from .upstream import Timeouts, UpstreamClient
@@ -82,6 +83,14 @@ class DashdockApp(ExtensionApp):
         1024**3,
         config=True,
         help="Largest websocket message the proxy relays from the browser, in bytes (default 1 GiB).",
+    )
+    view_link_lifetime = Float(
+        3600.0,
+        config=True,
+        help=(
+            "Seconds a view link (the capability URL a proxied page is served under) stays valid; "
+            "a signed-in user's navigation renews an expired one. Default: 3600."
+        ),
     )
 
     kernel_dashboard_link = Bool(
@@ -259,20 +268,17 @@ class DashdockApp(ExtensionApp):
             "allowlist": self.allowlist,
         }
         self.handlers.extend((pattern, handler, notebook_api) for pattern, handler in KERNEL_API_ROUTES)
-        self.handlers.append(
-            (
-                r"/dashdock/proxy/.*",
-                ProxyHandler,
-                {
-                    "registry": self.registry,
-                    "client": self.client,
-                    "allowlist": self.allowlist,
-                    "proxy": proxy,
-                    "bokeh_js": self.bokeh_js,
-                    "panes": self.panes,
-                },
-            )
-        )
+        relay = {
+            "registry": self.registry,
+            "client": self.client,
+            "allowlist": self.allowlist,
+            "proxy": proxy,
+            "bokeh_js": self.bokeh_js,
+            "panes": self.panes,
+            "capabilities": Capabilities(self.view_link_lifetime),
+        }
+        self.handlers.append((r"/dashdock/proxy/.*", ProxyHandler, relay))
+        self.handlers.append((r"/dashdock/view/.*", ViewHandler, relay))
 
     async def _start_jupyter_server_extension(self, serverapp: object) -> None:
         await self.registry.load()

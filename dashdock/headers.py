@@ -2,12 +2,14 @@
 
 Going up, only headers a dashboard needs pass (an allowlist, so a new credential header is never
 forwarded by accident): the browser's Jupyter cookies, ``Authorization``, XSRF token and ``token``
-query parameter stay on this server. Coming down, redirects are kept on the same dashboard and
-cookies are confined to the proxy's own path.
+query parameter stay on this server. Coming down, an allowlist again: redirects are kept on the
+same dashboard, cookies are confined to the page's own path, and the dashboard's content security
+policy is kept under dashdock's sandbox, which puts every proxied page in an opaque origin.
 """
 
 from __future__ import annotations
 
+import re
 from http.cookies import CookieError, SimpleCookie
 from urllib.parse import parse_qsl, urlencode, urljoin, urlsplit
 
@@ -33,30 +35,49 @@ FORWARDED_REQUEST_HEADERS = frozenset(
 )
 
 # Query parameters that authenticate to Jupyter, or address dashdock itself: they stay here.
-_PRIVATE_QUERY_KEYS = frozenset({"token", "_xsrf", "dashdock-pane"})
+_CREDENTIAL_QUERY_KEYS = frozenset({"token", "_xsrf"})
+_PRIVATE_QUERY_KEYS = _CREDENTIAL_QUERY_KEYS | {"dashdock-pane"}
 
-# Hop-by-hop and framing headers that the relay sets itself.
-_DROPPED_RESPONSE_HEADERS = frozenset(
+# Response headers a dashboard may send to the browser (an allowlist, like the request side): what a
+# page needs to be read, cached and ranged. Everything else is dropped, notably
+# Service-Worker-Allowed, Access-Control-*, Strict-Transport-Security, WWW-Authenticate (a password
+# prompt that would carry this server's name), Refresh, Link and any X-*. Set-Cookie, Location and
+# Content-Security-Policy are passed only through the functions below.
+PASSED_RESPONSE_HEADERS = frozenset(
     {
-        "connection",
-        "keep-alive",
-        "proxy-authenticate",
-        "proxy-connection",
-        "te",
-        "trailer",
-        "transfer-encoding",
-        "upgrade",
-        "server",
-        "date",
-        "content-security-policy",
-        "x-frame-options",
-        "set-cookie",
-        "location",
+        "accept-ranges",
+        "age",
+        "cache-control",
+        "content-disposition",
+        "content-encoding",
+        "content-language",
+        "content-length",
+        "content-range",
+        "content-type",
+        "etag",
+        "expires",
+        "last-modified",
+        "retry-after",
+        "vary",
     }
 )
 
-# Proxied pages are framed by the Lab page, whatever framing policy the deployment sets elsewhere.
-FRAME_POLICY = "frame-ancestors 'self'"
+# Every proxied response runs in an opaque origin: no access to Jupyter's cookies, storage, APIs,
+# service worker scope or the Lab window. Scripts run (Bokeh needs them), popups open sandboxed too,
+# and Bokeh's save tool may download a picture. Lab may frame the page, whatever framing policy the
+# deployment sets elsewhere.
+SANDBOX = "sandbox allow-scripts allow-popups allow-downloads"
+PROXIED_PAGE_POLICY = f"{SANDBOX}; frame-ancestors 'self'"
+# What dashdock's own error pages may do: nothing but show inline-styled text.
+ERROR_PAGE_POLICY = "sandbox; frame-ancestors 'self'; default-src 'none'; style-src 'unsafe-inline'"
+
+# Directives of a dashboard's own policy that are not its to decide: framing (Lab frames it) and
+# reporting (where violations are sent). Every other directive is kept, so the policies only add up.
+_DROPPED_DIRECTIVES = frozenset({"frame-ancestors", "report-uri", "report-to"})
+_DIRECTIVE_NAME_RE = re.compile(r"^[a-z0-9-]+$")
+# Bounds on what is parsed of a dashboard's policy.
+_MAX_POLICY_HEADERS = 8
+_MAX_POLICY_LENGTH = 8192
 
 
 def upstream_request_headers(browser_headers: dict[str, str] | object) -> dict[str, str]:
@@ -67,12 +88,21 @@ def upstream_request_headers(browser_headers: dict[str, str] | object) -> dict[s
 
 def upstream_query(query: str) -> str:
     """The query string without Jupyter credentials and dashdock's own keys, otherwise as sent."""
+    return _without_keys(query, _PRIVATE_QUERY_KEYS)
+
+
+def query_without_credentials(query: str) -> str:
+    """The query string without Jupyter credentials (a view URL must not carry the user's token)."""
+    return _without_keys(query, _CREDENTIAL_QUERY_KEYS)
+
+
+def _without_keys(query: str, keys: frozenset[str]) -> str:
     if not query:
         return ""
     pairs = parse_qsl(query, keep_blank_values=True)
-    if not any(key in _PRIVATE_QUERY_KEYS for key, _ in pairs):
+    if not any(key in keys for key, _ in pairs):
         return query
-    return urlencode([(key, value) for key, value in pairs if key not in _PRIVATE_QUERY_KEYS])
+    return urlencode([(key, value) for key, value in pairs if key not in keys])
 
 
 def passed_response_headers(upstream_headers: object) -> list[tuple[str, str]]:
@@ -80,8 +110,31 @@ def passed_response_headers(upstream_headers: object) -> list[tuple[str, str]]:
     return [
         (name, value)
         for name, value in upstream_headers.items()  # type: ignore[attr-defined]
-        if name.lower() not in _DROPPED_RESPONSE_HEADERS
+        if name.lower() in PASSED_RESPONSE_HEADERS
     ]
+
+
+def content_security_policies(upstream_policies: list[str]) -> list[str]:
+    """The policies a proxied response carries: dashdock's sandbox, then the dashboard's own.
+
+    A browser enforces every policy it is sent, so the dashboard's directives still hold (its
+    ``script-src``, its own ``sandbox``); only framing and reporting directives are left out.
+    """
+    kept = [PROXIED_PAGE_POLICY]
+    for header in upstream_policies[:_MAX_POLICY_HEADERS]:
+        if len(header) > _MAX_POLICY_LENGTH:
+            continue
+        for policy in header.split(","):
+            directives = []
+            for directive in policy.split(";"):
+                words = directive.split()
+                if not words or not _DIRECTIVE_NAME_RE.match(words[0].lower()):
+                    continue
+                if words[0].lower() not in _DROPPED_DIRECTIVES:
+                    directives.append(" ".join(words))
+            if directives:
+                kept.append("; ".join(directives))
+    return kept
 
 
 def rewrite_location(

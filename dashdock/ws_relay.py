@@ -1,7 +1,7 @@
 """The websocket half of the proxy: relay a browser's websocket to a dashboard's, both ways.
 
-Mixed into ``ProxyHandler`` (one handler serves a page and its ``/ws``). Everything a browser's
-upgrade must pass (authentication in ``ProxyHandler.prepare``, the Origin checks, a well-formed
+Mixed into the proxy handlers (one handler serves a page and its ``/ws``). Everything a browser's
+upgrade must pass (authentication in the handlers' ``prepare``, the Origin checks, a well-formed
 upgrade) is checked here before anything connects upstream. Then one of two relays carries it:
 
 - the raw relay (ws_tunnel.py), whenever the browser's socket can be taken from tornado, that is
@@ -31,7 +31,7 @@ from .ws_tunnel import BrowserProtocol, Tunnel
 from .ws_upstream import RawUpstream, accept_value, open_raw_upstream
 
 if TYPE_CHECKING:
-    from .proxy import ProxyHandler
+    from .proxy import RelayHandler
 
 _PANE_ID_RE = re.compile(r"^[A-Za-z0-9_-]{1,80}$")
 # RFC 6455: the key is 16 random bytes in base64; a subprotocol is an HTTP token.
@@ -40,9 +40,9 @@ _TOKEN_RE = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 
 
 class WebSocketRelayMixin(TornadoRelayMixin):
-    """Websocket methods of ``ProxyHandler``: the checks, and the choice of relay."""
+    """Websocket methods of the proxy handlers: the checks, and the choice of relay."""
 
-    async def _open_websocket(self: ProxyHandler) -> None:  # type: ignore[misc]
+    async def _open_websocket(self: RelayHandler) -> None:  # type: ignore[misc]
         # Refuse a foreign Origin (cross-site websocket hijacking) before connecting upstream.
         if not self.check_origin(self.request.headers.get("Origin", "")) or self._cross_origin_refused():
             raise web.HTTPError(403, "Cross-origin websocket refused.")
@@ -56,13 +56,13 @@ class WebSocketRelayMixin(TornadoRelayMixin):
         else:
             await self._open_tornado_relay(protocols, pane)
 
-    def _cross_origin_refused(self: ProxyHandler) -> bool:  # type: ignore[misc]
+    def _cross_origin_refused(self: RelayHandler) -> bool:  # type: ignore[misc]
         # tornado 6.6 adds a Sec-Fetch-Site check to its own upgrade; the raw relay answers the
         # upgrade itself, so it runs that check here, and both relays refuse the same requests.
         check = getattr(self, "_check_cross_origin", None)
         return check is not None and check(self.check_origin) is not None
 
-    def _checked_upgrade(self: ProxyHandler) -> list[str] | None:  # type: ignore[misc]
+    def _checked_upgrade(self: RelayHandler) -> list[str] | None:  # type: ignore[misc]
         """The browser's subprotocols, or ``None`` once a malformed upgrade has been answered."""
         headers = self.request.headers
         connection = {token.strip().lower() for token in headers.get("Connection", "").split(",")}
@@ -79,7 +79,7 @@ class WebSocketRelayMixin(TornadoRelayMixin):
         return protocols
 
     async def _open_raw_relay(  # type: ignore[misc]
-        self: ProxyHandler, protocols: list[str], pane_id: str | None
+        self: RelayHandler, protocols: list[str], pane_id: str | None
     ) -> None:
         # The upstream websocket is open before the browser's is accepted, so a dead scheduler gives
         # a clear 502; the upgrade gets the same bounds as an HTTP request (504, never a hang).
@@ -119,7 +119,7 @@ class WebSocketRelayMixin(TornadoRelayMixin):
             sock.close()
             tunnel.browser_closed()
 
-    def _answer_upgrade(self: ProxyHandler, upstream: RawUpstream) -> IOStream:  # type: ignore[misc]
+    def _answer_upgrade(self: RelayHandler, upstream: RawUpstream) -> IOStream:  # type: ignore[misc]
         """Accept the browser's upgrade with the subprotocol the dashboard chose; returns its stream."""
         self.clear_header("Content-Type")
         self.set_status(101)

@@ -21,7 +21,7 @@ from .panes import PaneRelay, PaneState
 from .upstream import as_http_error
 
 if TYPE_CHECKING:
-    from .proxy import ProxyHandler
+    from .proxy import RelayHandler
 
 # Close codes that may be sent on the wire (RFC 6455 7.4); others become 1011 (server error).
 _SENDABLE_CLOSE_CODES = frozenset({1000, 1001, 1002, 1003, 1007, 1008, 1009, 1010, 1011})
@@ -31,7 +31,7 @@ _WINDOW_MESSAGES = 64
 
 
 class TornadoRelayMixin:
-    """Websocket methods of ``ProxyHandler`` for the tornado path."""
+    """Websocket methods of the proxy handlers for the tornado path."""
 
     _upstream_ws: aiohttp.ClientWebSocketResponse | None = None
     _pump: asyncio.Task[None] | None = None
@@ -45,14 +45,14 @@ class TornadoRelayMixin:
     _closing: asyncio.Future[None] | None = None  # kept so the close is not garbage-collected mid-way
 
     @property
-    def max_message_size(self: ProxyHandler) -> int:  # type: ignore[misc]
+    def max_message_size(self: RelayHandler) -> int:  # type: ignore[misc]
         return self._proxy.websocket_max_message_size
 
     def get_compression_options(self) -> dict[str, Any] | None:
         return None  # plots stream many small messages; deflate would cost latency for little gain
 
     async def _open_tornado_relay(  # type: ignore[misc]
-        self: ProxyHandler, protocols: Sequence[str], pane_id: str | None
+        self: RelayHandler, protocols: Sequence[str], pane_id: str | None
     ) -> None:
         route = self.route
         if pane_id is not None:
@@ -80,7 +80,7 @@ class TornadoRelayMixin:
     def select_subprotocol(self, subprotocols: list[str]) -> str | None:
         return self._upstream_ws.protocol if self._upstream_ws is not None else None
 
-    def open(self: ProxyHandler, *args: Any, **kwargs: Any) -> None:  # type: ignore[misc]
+    def open(self: RelayHandler, *args: Any, **kwargs: Any) -> None:  # type: ignore[misc]
         self.set_nodelay(True)  # Bokeh sends a message as several small frames; don't let Nagle hold them
         self._outbox = []
         self._deliver_lock = asyncio.Lock()
@@ -88,7 +88,7 @@ class TornadoRelayMixin:
             self._panes.attach(self._pane)
         self._pump = asyncio.create_task(self._relay_upstream_messages())
 
-    async def on_message(self: ProxyHandler, message: str | bytes) -> None:  # type: ignore[misc]
+    async def on_message(self: RelayHandler, message: str | bytes) -> None:  # type: ignore[misc]
         # Awaiting the upstream send makes tornado wait before reading the next browser message.
         upstream = self._upstream_ws
         if upstream is None or upstream.closed:
@@ -108,7 +108,7 @@ class TornadoRelayMixin:
             # so the plot stays frozen as it was instead of showing a disconnect.
             self._closing = asyncio.ensure_future(self._upstream_ws.close())
 
-    async def _relay_upstream_messages(self: ProxyHandler) -> None:  # type: ignore[misc]
+    async def _relay_upstream_messages(self: RelayHandler) -> None:  # type: ignore[misc]
         upstream = self._upstream_ws
         assert upstream is not None
         lost = False
@@ -141,7 +141,7 @@ class TornadoRelayMixin:
                     code if code in _SENDABLE_CLOSE_CODES else 1011 if code else 1000, "dashboard closed"
                 )
 
-    async def _write_live(self: ProxyHandler, message: aiohttp.WSMessage) -> None:  # type: ignore[misc]
+    async def _write_live(self: RelayHandler, message: aiohttp.WSMessage) -> None:  # type: ignore[misc]
         # Waiting for every write to reach the socket costs an event-loop turn per message; waiting
         # once a window of bytes or messages is in flight keeps memory bounded at a fraction of it.
         # tornado's public write_message wraps each write in a new Task, a loop turn per message
@@ -173,7 +173,7 @@ class TornadoRelayMixin:
         except (WebSocketClosedError, StreamClosedError):
             pass
 
-    async def _deliver(self: ProxyHandler) -> None:  # type: ignore[misc]
+    async def _deliver(self: RelayHandler) -> None:  # type: ignore[misc]
         # One delivery at a time: a timed flush and a live one must not interleave their messages.
         async with self._deliver_lock:
             outbox, self._outbox = self._outbox, []
@@ -184,7 +184,7 @@ class TornadoRelayMixin:
                     self._pane.stats.messages += 1
                     self._pane.stats.bytes += len(message.data)
 
-    def on_close(self: ProxyHandler) -> None:  # type: ignore[misc]
+    def on_close(self: RelayHandler) -> None:  # type: ignore[misc]
         if self._pane is not None:
             self._panes.detach(self._pane)
         if self._flush_task is not None:

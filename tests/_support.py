@@ -10,12 +10,13 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
 import socket
 import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urljoin
+from urllib.parse import urljoin, urlsplit
 
 import tornado.httpserver
 import tornado.testing
@@ -327,6 +328,28 @@ class Jupyter:
         )
         return await self.client.fetch(request, raise_error=False)
 
+    async def proxied(
+        self,
+        path: str,
+        method: str = "GET",
+        body: str | bytes | None = None,
+        headers: dict[str, str] | None = None,
+        auth: bool = True,
+        decompress: bool = True,
+        absolute: bool = False,
+    ) -> HTTPResponse:
+        """Request a proxied page as a browser follows a proxy link: the link (``dashdock/proxy/...``)
+        redirects to the page's view URL, where the request is sent as a page would send it, with
+        ``headers`` but without Jupyter's token. An answer that is not that redirect (a refusal, an
+        error) is returned as it is."""
+        link = await self.fetch(path, headers=headers, auth=auth, absolute=absolute)
+        location = link.headers.get("Location", "")
+        if link.code != 302 or "/dashdock/view/" not in location:
+            return link
+        return await self.fetch(
+            location, method, body, headers=headers, auth=False, absolute=True, decompress=decompress
+        )
+
     async def api(
         self, method: str, path: str, payload: Any = None, *, raw: str | None = None, auth: bool = True
     ) -> tuple[int, Any]:
@@ -356,12 +379,15 @@ class Jupyter:
         headers: dict[str, str] | None = None,
         subprotocols: list[str] | None = None,
         auth: bool = True,
+        absolute: bool = False,
     ) -> WebSocketClientConnection:
         all_headers = dict(headers or {})
         if auth:
             all_headers.setdefault("Authorization", f"token {self.token}")
         request = HTTPRequest(
-            f"ws://127.0.0.1:{self.port}{self.path(path)}", headers=all_headers, request_timeout=30
+            f"ws://127.0.0.1:{self.port}{path if absolute else self.path(path)}",
+            headers=all_headers,
+            request_timeout=30,
         )
         return await websocket_connect(request, subprotocols=subprotocols, max_message_size=64 * 1024 * 1024)
 
@@ -374,6 +400,17 @@ async def websocket_refusal(jupyter: Jupyter, path: str, **kwargs: Any) -> int:
         return exc.code
     connection.close()
     return 101
+
+
+def view_root(response: HTTPResponse) -> str:
+    """The view prefix, ``{base_url}dashdock/view/{target}/{capability}``, a proxied page was served under."""
+    match = re.match(r"^(.*?/dashdock/view/[^/]+/[^/]+)", urlsplit(response.effective_url).path)
+    assert match, f"not served under a view URL: {response.effective_url}"
+    return match[1]
+
+
+# What every proxied response carries: an opaque origin that Lab may frame.
+SANDBOX_POLICY = "sandbox allow-scripts allow-popups allow-downloads; frame-ancestors 'self'"
 
 
 def resolve(page_url: str, reference: str) -> str:

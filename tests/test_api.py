@@ -72,7 +72,7 @@ async def test_the_url_of_a_plot_opens_that_plot(jupyter: Jupyter, dashboard_url
     source = await jupyter.add_source(dashboard_url)
     _, body = await jupyter.api("GET", f"sources/{source['id']}/plots")
     (progress,) = [plot for plot in body["plots"] if plot["name"] == "Progress"]
-    response = await jupyter.fetch(progress["url"], absolute=True)
+    response = await jupyter.proxied(progress["url"], absolute=True)
     assert response.code == 200
     assert b"bokeh" in response.body
 

@@ -6,7 +6,7 @@ from http.cookies import SimpleCookie
 
 import pytest
 from _bokeh import receive, send_pull_doc_request, session_token
-from _support import Jupyter, RecordingUpstream, websocket_refusal
+from _support import Jupyter, RecordingUpstream, view_root, websocket_refusal
 
 
 @pytest.fixture(params=["/user/alice/", "/a%40b/"])
@@ -36,13 +36,19 @@ async def test_plots_are_listed_with_urls_under_the_base_url_and_open(
     for plot in body["plots"]:
         assert plot["url"].startswith(f"{jp_base_url}dashdock/proxy/{source['id']}/")
     (task_stream,) = [plot for plot in body["plots"] if plot["path"] == "/individual-task-stream"]
-    page = await jupyter.fetch(task_stream["url"], absolute=True)
+    link = await jupyter.fetch(task_stream["url"], absolute=True)
+    assert link.code == 302
+    page = await jupyter.fetch(link.headers["Location"], absolute=True, auth=False)
     assert page.code == 200
+    assert view_root(page).startswith(f"{jp_base_url}dashdock/view/{source['id']}/")
     assert "frame-ancestors 'self'" in page.headers["Content-Security-Policy"]
 
     connection = await jupyter.websocket(
-        f"dashdock/proxy/{source['id']}/individual-task-stream/ws",
+        view_root(page) + "/individual-task-stream/ws",
+        headers={"Origin": "null"},
         subprotocols=["bokeh", session_token(page.body.decode())],
+        auth=False,
+        absolute=True,
     )
     try:
         assert (await receive(connection)).msgtype == "ACK"
@@ -64,30 +70,29 @@ async def test_the_dashboard_redirect_stays_under_the_base_url(
     jupyter: Jupyter, dashboard_url: str, jp_base_url: str
 ) -> None:
     source = await jupyter.add_source(dashboard_url)
-    response = await jupyter.fetch(f"dashdock/proxy/{source['id']}/")
+    response = await jupyter.proxied(f"dashdock/proxy/{source['id']}/")
     assert response.code in (301, 302)
-    assert response.headers["Location"] == f"{jp_base_url}dashdock/proxy/{source['id']}/status"
+    assert view_root(response).startswith(f"{jp_base_url}dashdock/view/{source['id']}/")
+    assert response.headers["Location"] == view_root(response) + "/status"
 
 
 async def test_dashboard_cookies_stay_under_the_base_url(
     jupyter: Jupyter, recorder: RecordingUpstream, jp_base_url: str
 ) -> None:
-    response = await jupyter.fetch(f"dashdock/proxy/{recorder.netloc}/set-cookie")
+    response = await jupyter.proxied(f"dashdock/proxy/{recorder.netloc}/set-cookie")
     paths = set()
     for raw in response.headers.get_list("Set-Cookie"):
         cookie = SimpleCookie()
         cookie.load(raw)
         paths |= {morsel["path"] for name, morsel in cookie.items() if not name.startswith("username-")}
-    assert paths == {
-        f"{jp_base_url}dashdock/proxy/{recorder.netloc}/",
-        f"{jp_base_url}dashdock/proxy/{recorder.netloc}/sub",
-    }
+    assert view_root(response).startswith(f"{jp_base_url}dashdock/view/{recorder.netloc}/")
+    assert paths == {view_root(response) + "/", view_root(response) + "/sub"}
 
 
 async def test_anonymous_requests_are_refused_under_the_base_url(
     jupyter: Jupyter, recorder: RecordingUpstream
 ) -> None:
-    response = await jupyter.fetch(f"dashdock/proxy/{recorder.netloc}/page", auth=False)
+    response = await jupyter.proxied(f"dashdock/proxy/{recorder.netloc}/page", auth=False)
     assert response.code in (302, 403)
     assert await websocket_refusal(jupyter, f"dashdock/proxy/{recorder.netloc}/ws", auth=False) == 403
     assert recorder.seen == []

@@ -110,7 +110,7 @@ async def test_precompression_starts_with_the_server_so_the_first_pane_gets_the_
 
 async def _bokeh_scripts(jupyter: Jupyter, source: dict[str, Any]) -> list[tuple[str, str]]:
     """(path under the proxy, file name) of every BokehJS script a task-stream page loads."""
-    page = await jupyter.fetch(f"dashdock/proxy/{source['id']}/individual-task-stream")
+    page = await jupyter.proxied(f"dashdock/proxy/{source['id']}/individual-task-stream")
     scripts = re.findall(r'src="(static/js/(bokeh[a-z-]*\.min\.js)\?v=[0-9a-f]+)"', page.body.decode())
     assert len(scripts) >= 4, page.body[:2000]  # bokeh, gl, widgets, tables, mathjax today
     return scripts
@@ -132,7 +132,7 @@ async def test_each_bokeh_script_is_the_very_file_in_the_best_encoding_the_brows
     js_dir = local_js_dir()
     assert js_dir is not None
     for path, name in await _bokeh_scripts(jupyter, source):
-        js = await jupyter.fetch(
+        js = await jupyter.proxied(
             f"dashdock/proxy/{source['id']}/{path}", headers={"Accept-Encoding": offered}, decompress=False
         )
         assert js.code == 200
@@ -174,7 +174,7 @@ class TestADamagedCacheEntryOnTheServer:
         raw = (js_dir / "bokeh.min.js").read_bytes()
         (path,) = [path for path, name in await _bokeh_scripts(jupyter, source) if name == "bokeh.min.js"]
         url = f"dashdock/proxy/{source['id']}/{path}"
-        first = await jupyter.fetch(url, headers={"Accept-Encoding": "gzip, deflate, br"}, decompress=False)
+        first = await jupyter.proxied(url, headers={"Accept-Encoding": "gzip, deflate, br"}, decompress=False)
         assert first.code == 200
         assert first.headers["Content-Encoding"] == "gzip"  # gzip -9, made in memory
         assert gzip.decompress(first.body) == raw
@@ -182,7 +182,7 @@ class TestADamagedCacheEntryOnTheServer:
 
         # The low-priority process makes the entries again; a generous bound, not a timing check.
         for _ in range(600):
-            later = await jupyter.fetch(
+            later = await jupyter.proxied(
                 url, headers={"Accept-Encoding": "gzip, deflate, br"}, decompress=False
             )
             if later.headers.get("Content-Encoding") == "br":

@@ -112,7 +112,7 @@ async def test_a_cluster_started_scaled_adapted_and_stopped_through_the_api(jupy
     assert code == 200, body
     paths = [plot["path"] for plot in body["plots"]]
     assert "/individual-task-stream" in paths
-    response = await jupyter.fetch(f"dashdock/proxy/{cluster_id}/individual-task-stream")
+    response = await jupyter.proxied(f"dashdock/proxy/{cluster_id}/individual-task-stream")
     assert response.code == 200
     assert b"bokeh" in response.body.lower()
 
@@ -410,7 +410,7 @@ async def test_a_restarted_cluster_keeps_its_source_which_follows_the_new_dashbo
     _, after = await jupyter.api("GET", f"sources/{cluster['id']}")
     assert after["url"] == restarted["dashboard"].removesuffix("/status") != before["url"]
     assert after["lost"] > before["lost"]
-    response = await jupyter.fetch(f"dashdock/proxy/{cluster['id']}/individual-task-stream")
+    response = await jupyter.proxied(f"dashdock/proxy/{cluster['id']}/individual-task-stream")
     assert response.code == 200 and b"bokeh" in response.body.lower()
 
     code, body = await jupyter.api("POST", "clusters/cluster-nothere/restart")

@@ -119,13 +119,13 @@ async def open_websocket(jupyter: Jupyter, path: str) -> WebSocketClientConnecti
 async def fetch_or_error(jupyter: Jupyter, path: str) -> HTTPResponse | Exception:
     """A GET within the deadline; a connection error (a cut response) is returned, not raised."""
     try:
-        return await asyncio.wait_for(jupyter.fetch(path), DEADLINE + 5)
+        return await asyncio.wait_for(jupyter.proxied(path), DEADLINE + 5)
     except (OSError, HTTPClientError) as exc:
         return exc
 
 
 async def assert_still_serving(jupyter: Jupyter, recorder: RecordingUpstream) -> None:
-    page = await jupyter.fetch(f"dashdock/proxy/{recorder.netloc}/after-the-fault")
+    page = await jupyter.proxied(f"dashdock/proxy/{recorder.netloc}/after-the-fault")
     assert page.code == 200, page.body[:500]
     assert (await jupyter.fetch("api/status")).code == 200
 
@@ -138,7 +138,7 @@ async def test_a_dashboard_that_refuses_connections_is_a_bad_gateway_naming_it(
 ) -> None:
     with closed_loopback_port() as sock:
         netloc = f"127.0.0.1:{sock.getsockname()[1]}"
-        response = await jupyter.fetch(f"dashdock/proxy/{netloc}/status/{MARKUP}?q=<b>x</b>")
+        response = await jupyter.proxied(f"dashdock/proxy/{netloc}/status/{MARKUP}?q=<b>x</b>")
         upgrade = await open_websocket(jupyter, f"dashdock/proxy/{netloc}/ws")
     assert_clean_error_page(response, 502, f"The dashboard at {netloc} could not be reached")
     assert upgrade == 502

@@ -49,7 +49,7 @@ async def test_dashboard_link_of_a_notebook_cluster_opens_through_the_proxy(
         assert link.startswith("/user/alice/dashdock/proxy/127.0.0.1:"), output
         assert link.endswith("/status")
 
-        page = await jupyter.fetch(link, absolute=True)
+        page = await jupyter.proxied(link, absolute=True)
         assert page.code == 200, page.body
         assert b"bokeh" in page.body.lower()
 

@@ -181,7 +181,7 @@ async def test_a_thousand_proxied_page_loads_leave_fds_flat(
     jupyter: Jupyter, echo: EchoDashboard, quiet_server_log: None
 ) -> None:
     async def one_cycle(number: int) -> None:
-        response = await jupyter.fetch(f"dashdock/proxy/{echo.netloc}/page?n={number}")
+        response = await jupyter.proxied(f"dashdock/proxy/{echo.netloc}/page?n={number}")
         assert response.code == 200
         assert response.body == b"a small plot page"
 

@@ -230,7 +230,7 @@ async def test_show_puts_a_live_plot_under_the_cell(
         assert data["path"] == "/individual-task-stream"
         link = f"/dashdock/proxy/127.0.0.1:{port}/individual-task-stream"
         assert f'src="{link}"' in bundle["text/html"]
-        page = await jupyter.fetch(link, absolute=True)
+        page = await jupyter.proxied(link, absolute=True)
         assert page.code == 200 and b"bokeh" in page.body.lower()
     assert "ValueError" in failure and "is not a plot name" in failure
 

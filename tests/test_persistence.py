@@ -77,7 +77,7 @@ class TestAServerStartedWithSavedSources:
         source_id = body["sources"][0]["id"]
         code, detail = await jupyter.api("GET", f"sources/{source_id}")
         assert (code, detail["health"]["status"]) == (200, "up")
-        response = await jupyter.fetch(f"dashdock/proxy/{source_id}/individual-task-stream")
+        response = await jupyter.proxied(f"dashdock/proxy/{source_id}/individual-task-stream")
         assert response.code == 200
 
 

@@ -11,7 +11,16 @@ from typing import Any
 
 import pytest
 from _bokeh import receive, send_pull_doc_request, session_token
-from _support import Jupyter, RecordingUpstream, closed_loopback_port, resolve, wait_for, websocket_refusal
+from _support import (
+    SANDBOX_POLICY,
+    Jupyter,
+    RecordingUpstream,
+    closed_loopback_port,
+    resolve,
+    view_root,
+    wait_for,
+    websocket_refusal,
+)
 from tornado.httpclient import HTTPRequest, HTTPResponse
 from traitlets.config import Config
 
@@ -25,7 +34,7 @@ def source(
 
 
 async def _task_stream_page(jupyter: Jupyter, source: dict[str, Any]) -> HTTPResponse:
-    response = await jupyter.fetch(f"dashdock/proxy/{source['id']}/individual-task-stream")
+    response = await jupyter.proxied(f"dashdock/proxy/{source['id']}/individual-task-stream")
     assert response.code == 200, response.body[:500]
     return response
 
@@ -46,11 +55,11 @@ async def test_the_scripts_of_a_plot_page_come_through_and_are_cacheable(
 ) -> None:
     response = await _task_stream_page(jupyter, source)
     (script,) = re.findall(r'src="([^"]*bokeh\.min\.js[^"]*)"', response.body.decode())
-    script_url = resolve(jupyter.url(f"dashdock/proxy/{source['id']}/individual-task-stream"), script)
-    assert script_url.startswith(jupyter.url(f"dashdock/proxy/{source['id']}/"))
+    script_url = resolve(response.effective_url, script)
+    assert script_url.startswith(jupyter.origin + view_root(response) + "/")
     script_path = script_url.removeprefix(jupyter.origin)
 
-    js = await jupyter.fetch(script_path, absolute=True)
+    js = await jupyter.fetch(script_path, absolute=True, auth=False)
     assert js.code == 200
     assert "javascript" in js.headers["Content-Type"]
     assert len(js.body) > 100_000
@@ -61,7 +70,7 @@ async def test_the_scripts_of_a_plot_page_come_through_and_are_cacheable(
     assert "max-age=" in cache_control or "Etag" in js.headers
     if "Etag" in js.headers:
         cached = await jupyter.fetch(
-            script_path, absolute=True, headers={"If-None-Match": js.headers["Etag"]}
+            script_path, absolute=True, headers={"If-None-Match": js.headers["Etag"]}, auth=False
         )
         assert cached.code == 304
         assert cached.body == b""
@@ -72,7 +81,7 @@ async def test_the_bokeh_script_is_sent_compressed_to_a_browser_that_accepts_gzi
 ) -> None:
     response = await _task_stream_page(jupyter, source)
     (script,) = re.findall(r'src="(static/js/bokeh\.min\.js[^"]*)"', response.body.decode())
-    js = await jupyter.fetch(
+    js = await jupyter.proxied(
         f"dashdock/proxy/{source['id']}/{script}", headers={"Accept-Encoding": "gzip"}, decompress=False
     )
     assert js.code == 200
@@ -83,11 +92,16 @@ async def test_the_bokeh_script_is_sent_compressed_to_a_browser_that_accepts_gzi
 async def test_a_plot_websocket_completes_the_bokeh_handshake(
     jupyter: Jupyter, source: dict[str, Any]
 ) -> None:
-    page = (await _task_stream_page(jupyter, source)).body.decode()
-    token = session_token(page)
+    response = await _task_stream_page(jupyter, source)
+    token = session_token(response.body.decode())
 
+    # As the sandboxed page opens it: under its view URL, from the opaque origin, with no token.
     connection = await jupyter.websocket(
-        f"dashdock/proxy/{source['id']}/individual-task-stream/ws", subprotocols=["bokeh", token]
+        view_root(response) + "/individual-task-stream/ws",
+        headers={"Origin": "null"},
+        subprotocols=["bokeh", token],
+        auth=False,
+        absolute=True,
     )
     try:
         assert connection.selected_subprotocol == "bokeh"
@@ -105,7 +119,7 @@ async def test_a_plot_websocket_completes_the_bokeh_handshake(
 
 async def test_a_dashboard_can_be_reached_by_host_and_port(jupyter: Jupyter, dashboard_url: str) -> None:
     netloc = dashboard_url.removeprefix("http://")
-    response = await jupyter.fetch(f"dashdock/proxy/{netloc}/individual-plots.json")
+    response = await jupyter.proxied(f"dashdock/proxy/{netloc}/individual-plots.json")
     assert response.code == 200
     plots = json.loads(response.body)
     assert plots["Individual Task Stream"] == "/individual-task-stream"
@@ -116,10 +130,11 @@ async def test_the_dashboard_redirect_to_status_stays_in_the_proxy(
     jupyter: Jupyter, source: dict[str, Any], dashboard_url: str, by: str
 ) -> None:
     segment = source["id"] if by == "id" else dashboard_url.removeprefix("http://")
-    response = await jupyter.fetch(f"dashdock/proxy/{segment}/")
+    response = await jupyter.proxied(f"dashdock/proxy/{segment}/")
     assert response.code in (301, 302)
-    assert response.headers["Location"] == jupyter.path(f"dashdock/proxy/{segment}/status")
-    status_page = await jupyter.fetch(response.headers["Location"], absolute=True)
+    assert view_root(response).startswith(jupyter.path(f"dashdock/view/{segment}/"))
+    assert response.headers["Location"] == view_root(response) + "/status"
+    status_page = await jupyter.fetch(response.headers["Location"], absolute=True, auth=False)
     assert status_page.code == 200
 
 
@@ -129,7 +144,7 @@ async def test_a_source_under_a_path_is_proxied_from_its_root(
     # A dashboard typed with a page path: the proxy maps the source id onto the dashboard root.
     source = await jupyter.add_source(f"{recorder.url}/echo")
     assert source["url"] == recorder.url
-    response = await jupyter.fetch(f"dashdock/proxy/{source['id']}/some/page?a=1&b=two%20words")
+    response = await jupyter.proxied(f"dashdock/proxy/{source['id']}/some/page?a=1&b=two%20words")
     assert response.code == 200
     (seen,) = [seen for seen in recorder.seen if seen.path == "/some/page"]
     assert seen.query == "a=1&b=two%20words"
@@ -138,7 +153,7 @@ async def test_a_source_under_a_path_is_proxied_from_its_root(
 async def test_a_form_post_reaches_the_dashboard_with_its_body(
     jupyter: Jupyter, recorder: RecordingUpstream
 ) -> None:
-    response = await jupyter.fetch(
+    response = await jupyter.proxied(
         f"dashdock/proxy/{recorder.netloc}/submit",
         method="POST",
         body=b"x=1&y=2",
@@ -154,10 +169,10 @@ async def test_a_form_post_reaches_the_dashboard_with_its_body(
 async def test_a_dashboard_that_forbids_framing_is_still_framed_by_lab(
     jupyter: Jupyter, recorder: RecordingUpstream
 ) -> None:
-    response = await jupyter.fetch(f"dashdock/proxy/{recorder.netloc}/framing")
+    response = await jupyter.proxied(f"dashdock/proxy/{recorder.netloc}/framing")
     assert response.code == 200
     assert "X-Frame-Options" not in response.headers
-    assert response.headers.get_list("Content-Security-Policy") == ["frame-ancestors 'self'"]
+    assert response.headers.get_list("Content-Security-Policy") == [SANDBOX_POLICY]
 
 
 async def test_websocket_messages_pass_both_ways_whatever_their_size(
@@ -205,7 +220,7 @@ async def test_a_websocket_to_a_dashboard_that_is_gone_is_a_bad_gateway(jupyter:
     with closed_loopback_port() as sock:
         port = sock.getsockname()[1]
         assert await websocket_refusal(jupyter, f"dashdock/proxy/127.0.0.1:{port}/ws") == 502
-        response = await jupyter.fetch(f"dashdock/proxy/127.0.0.1:{port}/status")
+        response = await jupyter.proxied(f"dashdock/proxy/127.0.0.1:{port}/status")
     assert response.code == 502
     assert b"could not be reached" in response.body
 
@@ -215,16 +230,15 @@ async def test_a_dashboard_under_a_path_keeps_redirects_inside_that_path(
 ) -> None:
     source = await jupyter.add_source(f"{recorder.url}/sub/dash/status")
     assert source["url"] == f"{recorder.url}/sub/dash"
-    prefix = jupyter.path(f"dashdock/proxy/{source['id']}")
-
-    page = await jupyter.fetch(f"dashdock/proxy/{source['id']}/individual-plots.json")
+    page = await jupyter.proxied(f"dashdock/proxy/{source['id']}/individual-plots.json")
     assert page.code == 200
     assert recorder.seen[-1].path == "/sub/dash/individual-plots.json"
+    prefix = view_root(page)
 
     for to, expected in (("/sub/dash/status", f"{prefix}/status"), ("status?x=1", f"{prefix}/status?x=1")):
-        response = await jupyter.fetch(f"dashdock/proxy/{source['id']}/redirect?to={to}")
+        response = await jupyter.fetch(f"{prefix}/redirect?to={to}", absolute=True, auth=False)
         assert (response.code, response.headers.get("Location")) == (302, expected)
-    outside = await jupyter.fetch(f"dashdock/proxy/{source['id']}/redirect?to=/elsewhere")
+    outside = await jupyter.proxied(f"dashdock/proxy/{source['id']}/redirect?to=/elsewhere")
     assert outside.code == 502
     assert "Location" not in outside.headers
 
@@ -256,7 +270,7 @@ class TestUnderADeploymentThatForbidsFraming:
     ) -> None:
         response = await _task_stream_page(jupyter, source)
         policies = response.headers.get_list("Content-Security-Policy")
-        assert policies == ["frame-ancestors 'self'"]
+        assert policies == [SANDBOX_POLICY]
         # Jupyter's own pages keep the deployment's policy.
         own = await jupyter.fetch("api/status")
         assert "frame-ancestors 'none'" in own.headers["Content-Security-Policy"]
@@ -285,7 +299,7 @@ async def test_a_response_streams_to_the_browser_as_the_dashboard_sends_it(
 
 
 async def test_a_head_request_gets_the_headers_only(jupyter: Jupyter, recorder: RecordingUpstream) -> None:
-    response = await jupyter.fetch(f"dashdock/proxy/{recorder.netloc}/page", method="HEAD")
+    response = await jupyter.proxied(f"dashdock/proxy/{recorder.netloc}/page", method="HEAD")
     assert response.code == 200
     assert response.body == b""
     assert [(seen.method, seen.path) for seen in recorder.seen] == [("HEAD", "/page")]
@@ -294,6 +308,6 @@ async def test_a_head_request_gets_the_headers_only(jupyter: Jupyter, recorder: 
 async def test_a_missing_dashboard_page_is_the_dashboard_s_own_404(
     jupyter: Jupyter, source: dict[str, Any]
 ) -> None:
-    response = await jupyter.fetch(f"dashdock/proxy/{source['id']}/no-such-page")
+    response = await jupyter.proxied(f"dashdock/proxy/{source['id']}/no-such-page")
     assert response.code == 404
     assert b"jp-dashdock-error" not in response.body

@@ -374,7 +374,7 @@ class TestProxyPathsThroughTheServer:
     ) -> None:
         path = path.replace("OPORT", str(outsider.port)).replace("APORT", str(recorder.port))
         response = jp_asyncio_loop.run_until_complete(
-            jupyter.fetch("dashdock/proxy/" + _as_a_browser_sends(path))
+            jupyter.proxied("dashdock/proxy/" + _as_a_browser_sends(path))
         )
         assert response.code != 599, response.error
         assert outsider.seen == [], path

@@ -52,7 +52,7 @@ async def test_a_sources_workers_are_listed_with_their_pages_even_on_a_busy_clus
             "Counters",
         ]
     # A worker's page loads through the proxy.
-    page = await jupyter.fetch(workers[0]["pages"][1]["url"], absolute=True)
+    page = await jupyter.proxied(workers[0]["pages"][1]["url"], absolute=True)
     assert page.code == 200, page.body[:300]
     assert b"bokeh" in page.body.lower()
 
@@ -92,5 +92,5 @@ async def test_scheduler_cannot_widen_allowlist_with_worker_addresses(
     assert sly["dashboard"] is None and sly["pages"] == []
     assert not plain["reachable"] and "runs no dashboard" in plain["reason"]
 
-    refused = await jupyter.fetch("dashdock/proxy/10.0.0.7:8788/status")
+    refused = await jupyter.proxied("dashdock/proxy/10.0.0.7:8788/status")
     assert refused.code == 403
