@@ -100,7 +100,9 @@ async def test_a_post_to_a_view_url_from_a_foreign_site_is_refused(
     )
     assert foreign.code == 403
     assert recorder.seen == []
-    sandboxed = await jupyter.fetch(view, "POST", b"a=1", headers={"Origin": "null"}, auth=False, absolute=True)
+    sandboxed = await jupyter.fetch(
+        view, "POST", b"a=1", headers={"Origin": "null"}, auth=False, absolute=True
+    )
     assert sandboxed.code == 200
     assert [seen.method for seen in recorder.seen] == ["POST"]
 

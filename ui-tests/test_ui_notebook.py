@@ -95,7 +95,8 @@ def test_a_notebooks_client_repr_chips_source_and_inline_plot(browser: Browser, 
         "() => window.Bokeh && Bokeh.documents.length > 0 && Bokeh.documents[0].roots().length > 0",
         timeout=45_000,
     )
-    assert f"{lab.base_url}dashdock/proxy/127.0.0.1:" in inline.url
+    assert f"{lab.base_url}dashdock/view/127.0.0.1:" in inline.url
+    assert inline.evaluate("() => window.origin") == "null"  # sandboxed: an opaque origin
     screenshot(page, "notebook-repr")
 
     # The client is a source named after its notebook, without typing a URL.
@@ -133,6 +134,7 @@ def test_a_notebooks_client_repr_chips_source_and_inline_plot(browser: Browser, 
         link.click()
     dashboard = opened.value
     dashboard.wait_for_function("() => window.Bokeh && Bokeh.documents.length > 0", timeout=45_000)
-    assert f"{lab.base_url}dashdock/proxy/" in dashboard.url
+    assert f"{lab.base_url}dashdock/view/" in dashboard.url
+    assert dashboard.evaluate("() => window.origin") == "null"  # a tab of its own, sandboxed too
     dashboard.close()
     page.context.close()

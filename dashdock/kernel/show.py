@@ -10,6 +10,8 @@ from .hooks import kernel_id
 from .protocol import PLOT_MIME_TYPE
 
 _HEIGHTS = {"/individual-progress": 280, "/individual-task-stream": 360}
+# As in the Lab's frames (src/frame.ts): a dashboard page runs in an opaque origin.
+FRAME_SANDBOX = "allow-scripts allow-popups allow-downloads"
 
 
 def show(target: Any = None, plot: str = "progress", height: int | None = None) -> None:
@@ -41,7 +43,8 @@ def show(target: Any = None, plot: str = "progress", height: int | None = None) 
         },
         "text/html": (
             f'<iframe src="{html.escape(link)}" title="{html.escape(title)}" width="100%" '
-            f'height="{pixels}" style="border: 0"></iframe>'
+            f'height="{pixels}" style="border: 0" sandbox="{FRAME_SANDBOX}" '
+            'referrerpolicy="no-referrer"></iframe>'
         ),
         "text/plain": f"Live {title.lower()} plot of {dashboard}",
     }

@@ -4,6 +4,7 @@ import { UUID } from '@lumino/coreutils';
 import { Widget } from '@lumino/widgets';
 
 import { proxyURL, setPaneState } from '../api';
+import { createDashboardFrame } from '../frame';
 import { MimeTypes } from '../tokens';
 import { readPlotData } from './data';
 
@@ -34,9 +35,7 @@ export class InlinePlot extends Widget implements IRenderMime.IRenderer {
       return Promise.resolve();
     }
     this.toggleClass(DARK_CLASS, this._isDark());
-    this._frame = document.createElement('iframe');
-    this._frame.title = data.title;
-    this._frame.referrerPolicy = 'no-referrer';
+    this._frame = createDashboardFrame(data.title);
     this._frame.style.height = `${data.height}px`;
     this._url = proxyURL(data.target, data.path, this._paneId);
     this._frame.src = this._url;

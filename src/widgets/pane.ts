@@ -5,6 +5,7 @@ import { Message } from '@lumino/messaging';
 import { Widget } from '@lumino/widgets';
 
 import { proxyURL, setPaneState } from '../api';
+import { createDashboardFrame } from '../frame';
 import { ISourcesModel } from '../tokens';
 
 const FRAME_CLASS = 'jp-dashdock-PlotFrame';
@@ -21,15 +22,17 @@ export const RATES = [0, 1, 5];
 export type PaneStatus = 'live' | 'paused' | 'suspended' | 'reconnecting' | 'gone';
 
 /**
- * An iframe on a proxied plot page (same origin as Lab, so the proxy sees the user's session).
+ * A sandboxed iframe on a proxied plot page.
+ *
+ * #### Notes
+ * The proxy link authenticates with the user's session and redirects to the page's view URL,
+ * where the page runs in an opaque origin.
  */
 export class PlotFrame extends Widget {
   constructor(url: string, title: string) {
     super();
     this.addClass(FRAME_CLASS);
-    this._iframe = document.createElement('iframe');
-    this._iframe.title = title;
-    this._iframe.referrerPolicy = 'no-referrer';
+    this._iframe = createDashboardFrame(title);
     this._iframe.src = url;
     this.url = url;
     this.node.appendChild(this._iframe);
