@@ -145,6 +145,31 @@ class _FramingHandler(_EchoHandler):
         self.finish("<html><body>framed</body></html>")
 
 
+# Response headers a hostile dashboard sends to widen its reach; none may pass the proxy as sent.
+HOSTILE_HEADERS = {
+    "Access-Control-Allow-Origin": "*",
+    "Access-Control-Allow-Credentials": "true",
+    "Strict-Transport-Security": "max-age=31536000; includeSubDomains",
+    "Service-Worker-Allowed": "/",
+    "X-Frame-Options": "ALLOWALL",
+    "X-Evil": "1",
+    "WWW-Authenticate": 'Basic realm="Jupyter"',
+    "Refresh": "0; url=/lab",
+    "Link": "</sw.js>; rel=serviceworker",
+    "Content-Security-Policy": "script-src 'self'; frame-ancestors *; report-uri http://10.0.0.1/r",
+    "Content-Security-Policy-Report-Only": "default-src 'none'",
+    "Cache-Control": "max-age=60",
+    "ETag": '"evil"',
+}
+
+
+class _HostileHeadersHandler(_EchoHandler):
+    def get(self, *args: Any) -> None:
+        for name, value in HOSTILE_HEADERS.items():
+            self.set_header(name, value)
+        self.finish("<html><body>hostile</body></html>")
+
+
 class _StreamHandler(_EchoHandler):
     """Sends a first chunk, then holds the rest back until the test says the first chunk arrived."""
 
@@ -240,6 +265,7 @@ class RecordingUpstream:
                 (r"/set-cookie", _SetCookieHandler, options),
                 (r"(?:/sub/dash)?/redirect", _RedirectHandler, options),
                 (r"/framing", _FramingHandler, options),
+                (r"/hostile-headers", _HostileHeadersHandler, options),
                 (r"/stream", _StreamHandler, options),
                 (r"/ws", _WebSocketHandler, options),
                 (r"/.*", _EchoHandler, options),

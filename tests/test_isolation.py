@@ -1,0 +1,235 @@
+"""Proxied content never runs with the user's Jupyter session (the server's half; ui-tests has the browser's).
+
+Pages are served only under view URLs, in an opaque origin, authenticated by a capability scoped to
+one target, one user and a lifetime; proxy links only redirect there. Each test is named after the
+attack it stops.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from typing import Any
+
+import pytest
+from _support import (
+    HOSTILE_HEADERS,
+    SANDBOX_POLICY,
+    Jupyter,
+    RecordingUpstream,
+    view_root,
+    websocket_refusal,
+)
+
+from dashdock.capabilities import Capabilities, Verdict
+
+
+async def _view_url(
+    jupyter: Jupyter, path: str, headers: dict[str, str] | None = None, auth: bool = True
+) -> str:
+    """Where the proxy link ``path`` sends a browser."""
+    link = await jupyter.fetch(path, headers=headers, auth=auth)
+    assert link.code == 302, link.body[:300]
+    return link.headers["Location"]
+
+
+async def test_a_proxy_link_never_serves_the_dashboards_content_in_the_labs_origin(
+    jupyter: Jupyter, recorder: RecordingUpstream
+) -> None:
+    link = await jupyter.fetch(f"dashdock/proxy/{recorder.netloc}/evil.html?token={jupyter.token}&a=1")
+    assert link.code == 302
+    assert link.body == b""
+    location = link.headers["Location"]
+    assert re.fullmatch(
+        rf"{jupyter.path('dashdock/view/')}{re.escape(recorder.netloc)}/[0-9a-z]+\.[\w-]{{11}}\.[\w-]{{22}}/evil\.html\?a=1",
+        location,
+    ), location
+    assert "no-store" in link.headers["Cache-Control"]
+    assert recorder.seen == []  # nothing was asked of the dashboard for a link
+
+
+async def test_every_proxied_response_runs_in_an_opaque_origin(
+    jupyter: Jupyter, recorder: RecordingUpstream, dashboard_url: str
+) -> None:
+    page = await jupyter.proxied(f"dashdock/proxy/{recorder.netloc}/page")
+    assert page.headers.get_list("Content-Security-Policy")[0] == SANDBOX_POLICY
+    assert page.headers["Referrer-Policy"] == "no-referrer"
+    # Error pages and BokehJS served from the local bokeh too.
+    missing = await jupyter.proxied("dashdock/proxy/127.0.0.1:1/x")
+    assert missing.code == 502
+    assert missing.headers["Content-Security-Policy"].startswith("sandbox;")
+    scheduler = dashboard_url.removeprefix("http://")
+    plot = await jupyter.proxied(f"dashdock/proxy/{scheduler}/individual-task-stream")
+    (script,) = re.findall(r'src="(static/js/bokeh\.min\.js[^"]*)"', plot.body.decode())
+    js = await jupyter.fetch(f"{view_root(plot)}/{script}", absolute=True, auth=False)
+    assert js.code == 200
+    assert js.headers.get_list("Content-Security-Policy") == [SANDBOX_POLICY]
+
+
+async def test_a_dashboards_response_headers_pass_only_by_allowlist(
+    jupyter: Jupyter, recorder: RecordingUpstream
+) -> None:
+    response = await jupyter.proxied(f"dashdock/proxy/{recorder.netloc}/hostile-headers")
+    assert response.code == 200
+    names = {name.lower() for name in response.headers}
+    dropped = {
+        "access-control-allow-origin",
+        "access-control-allow-credentials",
+        "strict-transport-security",
+        "service-worker-allowed",
+        "x-evil",
+        "www-authenticate",
+        "refresh",
+        "link",
+        "content-security-policy-report-only",
+    }
+    assert names & dropped == set()
+    assert response.headers.get("X-Frame-Options") is None
+    assert response.headers["Cache-Control"] == HOSTILE_HEADERS["Cache-Control"]
+    assert response.headers["Etag"] == HOSTILE_HEADERS["ETag"]
+    # The dashboard's own policy is kept under dashdock's sandbox; only framing and reporting go.
+    assert response.headers.get_list("Content-Security-Policy") == [SANDBOX_POLICY, "script-src 'self'"]
+
+
+async def test_a_service_worker_script_is_never_served(jupyter: Jupyter, recorder: RecordingUpstream) -> None:
+    view = await _view_url(jupyter, f"dashdock/proxy/{recorder.netloc}/sw.js")
+    asked = await jupyter.fetch(view, headers={"Service-Worker": "script"}, auth=False, absolute=True)
+    assert asked.code == 403
+    link = await jupyter.fetch(
+        f"dashdock/proxy/{recorder.netloc}/sw.js", headers={"Service-Worker": "script"}
+    )
+    assert link.code == 403
+    assert recorder.seen == []
+
+
+async def test_a_capability_for_one_target_does_not_open_another(
+    jupyter: Jupyter, recorder: RecordingUpstream, outsider: RecordingUpstream
+) -> None:
+    view = await _view_url(jupyter, f"dashdock/proxy/{recorder.netloc}/page")
+    elsewhere = view.replace(recorder.netloc, outsider.netloc)
+    response = await jupyter.fetch(elsewhere, auth=False, absolute=True)
+    assert response.code == 403
+    assert "not a valid view link" in response.body.decode()
+    assert outsider.seen == []
+    source = await jupyter.add_source(recorder.url)
+    by_id = view.replace(f"/view/{recorder.netloc}/", f"/view/{source['id']}/")
+    assert (await jupyter.fetch(by_id, auth=False, absolute=True)).code == 403
+    recorder.clear()
+    upgrade = await websocket_refusal(
+        jupyter, elsewhere.replace("/page", "/ws"), auth=False, absolute=True, headers={"Origin": "null"}
+    )
+    assert upgrade == 403
+    assert outsider.seen == [] and recorder.seen == []
+
+
+@pytest.mark.parametrize(
+    "capability",
+    [
+        "",
+        "x",
+        "zzzzzzzzzz.AAAAAAAAAAA.AAAAAAAAAAAAAAAAAAAAAA",  # the right shape, guessed
+        "{expiry}.{tag}.{mac_flipped}",  # one character of the MAC changed
+        "zzzzzz.{tag}.{mac}",  # a later expiry under the old MAC
+        "{expiry}.AAAAAAAAAAA.{mac}",  # another user's tag
+        "{expiry}.{tag}.{mac}x",
+        "../{expiry}.{tag}.{mac}",
+    ],
+)
+async def test_a_forged_or_guessed_capability_is_refused(
+    jupyter: Jupyter, recorder: RecordingUpstream, capability: str
+) -> None:
+    view = await _view_url(jupyter, f"dashdock/proxy/{recorder.netloc}/page")
+    prefix, genuine, rest = re.match(r"^(.*/view/[^/]+/)([^/]+)(/.*)$", view).groups()  # type: ignore[union-attr]
+    expiry, tag, mac = genuine.split(".")
+    flipped = ("B" if mac[0] == "A" else "A") + mac[1:]
+    forged = capability.format(expiry=expiry, tag=tag, mac=mac, mac_flipped=flipped)
+    response = await jupyter.fetch(prefix + forged + rest, auth=False, absolute=True)
+    assert response.code in (403, 404)
+    assert recorder.seen == []
+    # The genuine one works, so the refusals above are about the capability.
+    assert (await jupyter.fetch(view, auth=False, absolute=True)).code == 200
+
+
+async def test_a_capability_of_another_browser_session_is_refused(
+    jupyter: Jupyter, recorder: RecordingUpstream
+) -> None:
+    # Each token login is its own (anonymous) user: two browsers of two people, say.
+    alice, mallory = await jupyter.login_cookie(), await jupyter.login_cookie()
+    view = await _view_url(jupyter, f"dashdock/proxy/{recorder.netloc}/page", {"Cookie": alice}, auth=False)
+    assert (await jupyter.fetch(view, headers={"Cookie": alice}, auth=False, absolute=True)).code == 200
+    recorder.clear()
+    stolen = await jupyter.fetch(view, headers={"Cookie": mallory}, auth=False, absolute=True)
+    assert stolen.code == 403
+    assert "another user" in stolen.body.decode()
+    assert recorder.seen == []
+
+
+async def test_a_websocket_from_a_foreign_site_is_refused_on_a_view_url(
+    jupyter: Jupyter, recorder: RecordingUpstream
+) -> None:
+    view = await _view_url(jupyter, f"dashdock/proxy/{recorder.netloc}/ws")
+    foreign = await websocket_refusal(
+        jupyter, view, auth=False, absolute=True, headers={"Origin": "http://evil.example"}
+    )
+    assert foreign == 403
+    assert recorder.seen == []
+    # The sandboxed page's own websocket (origin "null") is relayed.
+    connection = await jupyter.websocket(view, headers={"Origin": "null"}, auth=False, absolute=True)
+    await connection.write_message("hello")
+    assert await connection.read_message() == "hello"
+    connection.close()
+
+
+class TestExpiry:
+    @pytest.fixture
+    def dashdock_config(self) -> dict[str, Any]:
+        return {"view_link_lifetime": 1.0}
+
+    async def test_a_capability_cannot_be_used_after_it_expires(
+        self, jupyter: Jupyter, recorder: RecordingUpstream
+    ) -> None:
+        cookie = await jupyter.login_cookie()
+        view = await _view_url(
+            jupyter, f"dashdock/proxy/{recorder.netloc}/page", {"Cookie": cookie}, auth=False
+        )
+        assert (await jupyter.fetch(view, auth=False, absolute=True)).code == 200
+        await asyncio.sleep(2.5)
+        recorder.clear()
+        expired = await jupyter.fetch(view, auth=False, absolute=True)
+        assert expired.code == 403
+        assert "expired" in expired.body.decode()
+        upgrade = await websocket_refusal(
+            jupyter, view.replace("/page", "/ws"), auth=False, absolute=True, headers={"Origin": "null"}
+        )
+        assert upgrade == 403
+        # A page's own request, even with the user's cookie, is not renewed...
+        fetched = await jupyter.fetch(
+            view, headers={"Cookie": cookie, "Sec-Fetch-Mode": "cors"}, auth=False, absolute=True
+        )
+        assert fetched.code == 403
+        assert recorder.seen == []
+        # ...but the signed-in user navigating to it (a tab left open, reloaded) gets a fresh link.
+        navigation = {"Cookie": cookie, "Sec-Fetch-Mode": "navigate", "Sec-Fetch-Dest": "document"}
+        renewed = await jupyter.fetch(view, headers=navigation, auth=False, absolute=True)
+        assert renewed.code == 302
+        assert renewed.headers["Location"] != view
+        assert (await jupyter.fetch(renewed.headers["Location"], auth=False, absolute=True)).code == 200
+        # Without the session, a navigation is refused like any other request.
+        anonymous = {"Sec-Fetch-Mode": "navigate", "Sec-Fetch-Dest": "document"}
+        assert (await jupyter.fetch(view, headers=anonymous, auth=False, absolute=True)).code == 403
+
+
+def test_capabilities_are_bound_to_target_user_expiry_and_key() -> None:
+    now = [1_000_000.0]
+    capabilities = Capabilities(60, clock=lambda: now[0])
+    capability = capabilities.mint("127.0.0.1:8787", "alice")
+    assert capabilities.check(capability, "127.0.0.1:8787").verdict is Verdict.VALID
+    assert capabilities.check(capability, "127.0.0.1:8787").user_tag == capabilities.user_tag("alice")
+    assert capabilities.user_tag("alice") != capabilities.user_tag("bob")
+    assert capabilities.check(capability, "127.0.0.1:8788").verdict is Verdict.INVALID
+    # Another server (or this one restarted) has another key.
+    assert (
+        Capabilities(60, clock=lambda: now[0]).check(capability, "127.0.0.1:8787").verdict is Verdict.INVALID
+    )
+    now[0] += 61
+    assert capabilities.check(capability, "127.0.0.1:8787").verdict is Verdict.EXPIRED
