@@ -233,3 +233,16 @@ def test_capabilities_are_bound_to_target_user_expiry_and_key() -> None:
     )
     now[0] += 61
     assert capabilities.check(capability, "127.0.0.1:8787").verdict is Verdict.EXPIRED
+
+
+async def test_every_plot_of_the_catalog_opens_sandboxed_through_its_link(
+    jupyter: Jupyter, dashboard_url: str
+) -> None:
+    source = await jupyter.add_source(dashboard_url)
+    code, body = await jupyter.api("GET", f"sources/{source['id']}/plots")
+    assert code == 200
+    for plot in body["plots"]:
+        page = await jupyter.proxied(plot["url"], absolute=True)
+        assert page.code == 200, (plot["name"], page.body[:300])
+        assert page.headers.get_list("Content-Security-Policy")[0] == SANDBOX_POLICY, plot["name"]
+        assert b"<script" in page.body, plot["name"]
