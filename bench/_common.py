@@ -97,6 +97,7 @@ class JupyterServer:
         tmp: str | None = None,
         extra_extensions: dict[str, bool] | None = None,
         extra_env: dict[str, str] | None = None,
+        extra_args: tuple[str, ...] = (),
     ) -> None:
         self.port = free_port()
         self.tmp = tmp or tempfile.mkdtemp(prefix="dashdock-bench-")
@@ -126,6 +127,7 @@ class JupyterServer:
             "--ServerApp.log_level=WARN",
             f"--ServerApp.jpserver_extensions={extensions}",
             "--DashdockApp.sources_file=",
+            *extra_args,
         ]
         self.log = open(f"{self.tmp}/server.log", "wb")
         self.proc = subprocess.Popen(argv, env=env, cwd=self.tmp, stdin=subprocess.DEVNULL, stderr=self.log)

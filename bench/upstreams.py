@@ -6,6 +6,8 @@ Modes:
   push-ws  ``/ws`` pushes 1 KB binary messages as fast as the peer reads (each send awaits the socket).
   http     ``/big?mb=N`` streams N MB in 64 KB chunks; ``/small`` answers 100 B; ``/stats`` and ``/reset``
            count the TCP connections that served ``/small`` (connection reuse).
+  dashboard  a fake Dask dashboard under any path prefix: ``<prefix>/individual-plots.json`` lists one plot,
+           ``<prefix>/health`` answers ok; ``/stats`` counts the health requests.
   cluster  a LocalCluster (processes=False, tcp, dashboard on 127.0.0.1:0) that ran a little work; it
            prints its dashboard URL on stdout. PORT is ignored.
 """
@@ -90,7 +92,24 @@ class Reset(web.RequestHandler):
         self.finish("{}")
 
 
-STATS = {"requests": 0, "opened": 0}
+class PlotList(web.RequestHandler):
+    def get(self, prefix: str) -> None:
+        self.set_header("Content-Type", "application/json")
+        self.finish(json.dumps({"Individual Task Stream": "/individual-task-stream"}))
+
+
+class Health(web.RequestHandler):
+    def get(self, prefix: str) -> None:
+        STATS["health"] += 1
+        self.finish("ok")
+
+
+class HealthStats(web.RequestHandler):
+    def get(self) -> None:
+        self.finish(json.dumps({"health_requests": STATS["health"], "connections": STATS["opened"]}))
+
+
+STATS = {"requests": 0, "opened": 0, "health": 0}
 CONNECTIONS: set[int] = set()
 
 
@@ -106,6 +125,11 @@ async def serve(mode: str, port: int) -> None:
         "echo-ws": [(r"/ws", EchoWS)],
         "push-ws": [(r"/ws", PushWS)],
         "http": [(r"/big", Big), (r"/small", Small), (r"/stats", Stats), (r"/reset", Reset)],
+        "dashboard": [
+            (r"/stats", HealthStats),
+            (r"(.*)/individual-plots\.json", PlotList),
+            (r"(.*)/health", Health),
+        ],
     }[mode]
     server = CountingServer(web.Application(handlers), max_body_size=1024**3)
     server.listen(port, HOST)
