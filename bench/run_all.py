@@ -12,6 +12,8 @@ SCRIPTS = (
     "ws_relay.py",
     "pane_bytes.py",
     "stream_memory.py",
+    "https_large_message.py",
+    "many_sources.py",
     "many_panes.py",
     "pane_states.py",
     "server_responsiveness.py",

@@ -2,11 +2,11 @@
 
 Mixed into the proxy handlers (one handler serves a page and its ``/ws``). Everything a browser's
 upgrade must pass (authentication in the handlers' ``prepare``, the Origin checks, a well-formed
-upgrade) is checked here before anything connects upstream. Then one of two relays carries it:
-
-- the raw relay (ws_tunnel.py), whenever the browser's socket can be taken from tornado, that is
-  over plain HTTP: bytes pumped between two sockets, frames followed but never parsed into messages;
-- tornado's websocket (ws_tornado.py) otherwise (Jupyter over HTTPS), message by message.
+upgrade) is checked here before anything connects upstream. Then the raw relay (ws_tunnel.py)
+carries it: bytes pumped between the two sides, frames followed but never parsed into messages. Its
+browser side is the browser's socket, taken from tornado, whenever that can be done (plain HTTP);
+otherwise (Jupyter over HTTPS, where tornado holds the TLS session) tornado's stream, read and
+written through a transport of its own (ws_tornado.py).
 
 Each relay registers with the pane it feeds, so a pane can be paused (the upstream session is
 closed and nothing more reaches the browser; the plot stays as it was) or throttled (what arrives is
@@ -26,7 +26,7 @@ from tornado.iostream import IOStream, StreamClosedError
 from .headers import upstream_request_headers
 from .panes import PANE_QUERY_KEY, PaneRelay, PaneState
 from .ws_takeover import can_take, take_socket
-from .ws_tornado import TornadoRelayMixin
+from .ws_tornado import StreamTransport
 from .ws_tunnel import BrowserProtocol, Tunnel
 from .ws_upstream import RawUpstream, accept_value, open_raw_upstream
 
@@ -39,7 +39,7 @@ _KEY_RE = re.compile(r"^[A-Za-z0-9+/]{22}==$")
 _TOKEN_RE = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 
 
-class WebSocketRelayMixin(TornadoRelayMixin):
+class WebSocketRelayMixin:
     """Websocket methods of the proxy handlers: the checks, and the choice of relay."""
 
     async def _open_websocket(self: RelayHandler) -> None:  # type: ignore[misc]
@@ -51,10 +51,8 @@ class WebSocketRelayMixin(TornadoRelayMixin):
             return
         pane_id = self.get_query_argument(PANE_QUERY_KEY, "")
         pane = pane_id if _PANE_ID_RE.match(pane_id) else None
-        if can_take(getattr(self.request.connection, "stream", None)):
-            await self._open_raw_relay(protocols, pane)
-        else:
-            await self._open_tornado_relay(protocols, pane)
+        take = can_take(getattr(self.request.connection, "stream", None))
+        await self._open_raw_relay(protocols, pane, take=take)
 
     def _cross_origin_refused(self: RelayHandler) -> bool:  # type: ignore[misc]
         # tornado 6.6 adds a Sec-Fetch-Site check to its own upgrade; the raw relay answers the
@@ -79,8 +77,9 @@ class WebSocketRelayMixin(TornadoRelayMixin):
         return protocols
 
     async def _open_raw_relay(  # type: ignore[misc]
-        self: RelayHandler, protocols: list[str], pane_id: str | None
+        self: RelayHandler, protocols: list[str], pane_id: str | None, *, take: bool
     ) -> None:
+        """Relay raw; ``take``: the browser's socket is taken from tornado, else its stream is used."""
         # The upstream websocket is open before the browser's is accepted, so a dead scheduler gives
         # a clear 502; the upgrade gets the same bounds as an HTTP request (504, never a hang).
         proxy = self._proxy
@@ -95,7 +94,7 @@ class WebSocketRelayMixin(TornadoRelayMixin):
         try:
             stream = self._answer_upgrade(upstream)
             await stream.write(b"")  # resolves once the 101 has left tornado's buffer
-            sock, buffered = take_socket(stream)
+            taken = take_socket(stream) if take else None
         except (StreamClosedError, OSError):
             upstream.protocol.abort()  # the browser left during the upgrade
             return
@@ -111,6 +110,10 @@ class WebSocketRelayMixin(TornadoRelayMixin):
         )
         if relay is not None:
             panes.attach(relay)
+        if taken is None:
+            StreamTransport(stream, tunnel).start()
+            return
+        sock, buffered = taken
         try:
             await asyncio.get_running_loop().connect_accepted_socket(
                 lambda: BrowserProtocol(tunnel, buffered), sock

@@ -1,19 +1,21 @@
-"""Both websocket relays keep the same promises, and the raw one holds up to any cut of the byte stream.
+"""The websocket relay keeps the same promises on each browser side, under any cut of the byte stream.
 
-Over plain HTTP the browser's socket is taken from tornado and bytes are pumped raw; over HTTPS
-tornado's websocket relays message by message. Tests marked with ``relay`` run on both; the
-wire-level ones speak to the proxy frame by frame.
+Over plain HTTP the browser's socket is taken from tornado and bytes are pumped raw; over HTTPS the
+same relay reads and writes tornado's stream, which holds the TLS session. Tests marked with ``relay``
+run on both (the stream over plain HTTP); the wire-level ones speak to the proxy frame by frame, on
+both and over HTTPS.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ssl
 import subprocess
 import threading
-from collections.abc import Iterator
+from collections.abc import Awaitable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import pytest
 import tornado.httpserver
@@ -45,19 +47,29 @@ DEADLINE = 10.0
 PANE = "relay-probe"
 
 
-@pytest.fixture(params=["raw", "tornado"])
-def relay(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    """Which relay carries the test's websockets; ``tornado`` is what HTTPS gets."""
+@contextlib.contextmanager
+def choose_relay(monkeypatch: pytest.MonkeyPatch, side: str) -> Iterator[None]:
+    """Check websockets use this browser side: the socket (``raw``) or tornado's stream (otherwise).
+
+    ``stream`` forces tornado's stream over plain HTTP; ``https`` expects the relay to choose it.
+    """
     taken: list[bool] = []
     real = dashdock.ws_relay.can_take
 
     def can_take(stream: object) -> bool:
-        taken.append(real(stream) if request.param == "raw" else False)
+        taken.append(False if side == "stream" else real(stream))
         return taken[-1]
 
     monkeypatch.setattr(dashdock.ws_relay, "can_take", can_take)
-    yield request.param
-    assert taken and all(taken) == (request.param == "raw"), taken
+    yield
+    assert taken and all(taken) == (side == "raw"), taken
+
+
+@pytest.fixture(params=["raw", "stream"])
+def relay(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """The browser side of the test's websockets; ``stream`` is the one HTTPS gets."""
+    with choose_relay(monkeypatch, request.param):
+        yield request.param
 
 
 async def pane_relays(jupyter: Jupyter, pane: str = PANE) -> list[dict[str, Any]]:
@@ -221,19 +233,88 @@ class TestMessageLimit:
         assert await wait_for(recorder.websocket_closed)
 
 
-# -- the raw relay, frame by frame ------------------------------------------------------------
+# -- frame by frame, on each browser side ----------------------------------------------------
 
 
-class TestRawRelayWire:
+class Connect(Protocol):
+    def __call__(self, path: str, *, early: bytes = b"") -> Awaitable[RawClient]: ...
+
+
+def upgrade_request(jupyter: Jupyter, path: str) -> bytes:
+    """A browser's upgrade request for ``path``, with Jupyter's token."""
+    return (
+        f"GET {jupyter.path(path)} HTTP/1.1\r\nHost: 127.0.0.1:{jupyter.port}\r\n"
+        "Upgrade: websocket\r\nConnection: Upgrade\r\n"
+        "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
+        f"Authorization: token {jupyter.token}\r\n\r\n"
+    ).encode()
+
+
+async def read_payload(client: RawClient, size: int) -> int:
+    """Read ``size`` payload bytes without keeping them; returns how many of them were zero."""
+    zeros = 0
+    while size:
+        data = await asyncio.wait_for(client.reader.read(min(size, 1024 * 1024)), DEADLINE)
+        assert data, f"the relay hung up with {size} bytes to go"
+        size -= len(data)
+        zeros += data.count(0)
+    return zeros
+
+
+# What no relay with bounded queues lets a dashboard get ahead of a browser that reads nothing: the
+# sockets on the way hold a few MiB (up to tens with generous kernel buffers), a relay that buffers
+# whole messages takes this in well under a second.
+AHEAD = 128 * 1024 * 1024
+GIANT = 2 * 1024**3  # what the large message announces
+
+
+class TestRelayWire:
+    """The raw relay under any cut of the byte stream, on each browser side it has: the socket taken
+    from tornado (``raw``), tornado's stream over plain HTTP (``stream``) and over TLS (``https``)."""
+
     @pytest.fixture
     def dashdock_config(self) -> dict[str, Any]:
         return {"websocket_max_message_size": 64 * 1024}
 
+    @pytest.fixture(params=["raw", "stream", "https"])
+    def wire(self, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+        with choose_relay(monkeypatch, request.param):
+            yield request.param
+
+    @pytest.fixture
+    def http_server(
+        self,
+        wire: str,
+        jp_asyncio_loop: asyncio.AbstractEventLoop,
+        http_server_port: tuple[Any, int],
+        jp_web_app: Any,
+        certificate: tuple[Path, Path],
+    ) -> Iterator[tornado.httpserver.HTTPServer]:
+        tls = server_context(certificate) if wire == "https" else None
+        yield from serve_jupyter(jp_asyncio_loop, http_server_port, jp_web_app, tls)
+
+    @pytest.fixture
+    def tls(self, wire: str, certificate: tuple[Path, Path]) -> ssl.SSLContext | None:
+        """The browser's TLS context, when Jupyter is served over HTTPS."""
+        return ssl.create_default_context(cafile=str(certificate[0])) if wire == "https" else None
+
+    @pytest.fixture
+    def connect(self, jupyter: Jupyter, tls: ssl.SSLContext | None) -> Connect:
+        async def connect(path: str, *, early: bytes = b"") -> RawClient:
+            """Upgrade; ``early`` bytes go out with the request, before the 101 was read (pipelined)."""
+            reader, writer = await asyncio.open_connection("127.0.0.1", jupyter.port, ssl=tls)
+            writer.write(upgrade_request(jupyter, path) + early)
+            head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), DEADLINE)
+            assert head.startswith(b"HTTP/1.1 101 "), head
+            return RawClient(reader, writer, head)
+
+        return connect
+
     async def test_frames_cut_into_single_bytes_arrive_whole(
-        self, jupyter: Jupyter, picky: tuple[RawUpstream, list[list[str]]]
+        self, connect: Connect, picky: tuple[RawUpstream, list[list[str]]]
     ) -> None:
         upstream, _ = picky
-        client = await RawClient.connect(jupyter, f"dashdock/proxy/{upstream.netloc}/ws")
+        client = await connect(f"dashdock/proxy/{upstream.netloc}/ws")
         try:
             message = frame(TEXT, b"fragmented", fin=False, masked=True)
             message += frame(PING, b"!", masked=True)
@@ -247,11 +328,11 @@ class TestRawRelayWire:
             client.close()
 
     async def test_a_frame_sent_with_the_upgrade_request_is_not_lost(
-        self, jupyter: Jupyter, picky: tuple[RawUpstream, list[list[str]]]
+        self, connect: Connect, picky: tuple[RawUpstream, list[list[str]]]
     ) -> None:
         upstream, _ = picky
         early = frame(BINARY, b"before the 101", masked=True) + frame(TEXT, b"and another", masked=True)
-        client = await RawClient.connect(jupyter, f"dashdock/proxy/{upstream.netloc}/ws", early=early)
+        client = await connect(f"dashdock/proxy/{upstream.netloc}/ws", early=early)
         try:
             assert await client.read_frame() == (BINARY, b"before the 101")
             assert await client.read_frame() == (TEXT, b"and another")
@@ -259,7 +340,7 @@ class TestRawRelayWire:
             client.close()
 
     async def test_a_dashboard_that_trickles_a_frame_byte_by_byte_is_relayed_whole(
-        self, jupyter: Jupyter
+        self, connect: Connect
     ) -> None:
         message = frame(BINARY, bytes(range(256)) * 2)
 
@@ -270,16 +351,70 @@ class TestRawRelayWire:
             await connection.read_frame_header()
 
         with RawUpstream(serve) as trickle:
-            client = await RawClient.connect(jupyter, f"dashdock/proxy/{trickle.netloc}/ws")
+            client = await connect(f"dashdock/proxy/{trickle.netloc}/ws")
             try:
                 assert await client.read_frame() == (BINARY, bytes(range(256)) * 2)
             finally:
                 client.close()
 
-    async def test_a_hostile_giant_frame_is_refused_at_its_header_without_waiting_for_it(
-        self, jupyter: Jupyter, recorder: RecordingUpstream
+    async def test_a_2_gib_message_from_the_dashboard_reaches_the_browser_as_it_streams(
+        self, connect: Connect
     ) -> None:
-        client = await RawClient.connect(jupyter, f"dashdock/proxy/{recorder.netloc}/ws")
+        start = bytes(range(256)) * 4096
+        seen = threading.Event()
+
+        async def serve(connection: Connection) -> None:
+            await connection.accept_websocket()
+            await connection.send(header_only(BINARY, GIANT, masked=False) + start)
+            await wait_for(seen)  # the rest of the message never comes
+            connection.hang_up()
+
+        with RawUpstream(serve) as dashboard:
+            client = await connect(f"dashdock/proxy/{dashboard.netloc}/ws")
+            try:
+                # Nothing waits for the end of the message: its first MiB is passed on as it came.
+                header = header_only(BINARY, GIANT, masked=False)
+                assert await asyncio.wait_for(
+                    client.reader.readexactly(len(header) + len(start)), DEADLINE
+                ) == (header + start)
+                seen.set()
+                # The dashboard dropped mid-frame: no close frame fits, the browser's socket is cut.
+                assert await client.at_eof()
+            finally:
+                seen.set()
+                client.close()
+
+    async def test_a_browser_that_reads_nothing_holds_a_2_gib_message_back(self, connect: Connect) -> None:
+        sent = [0]
+        ahead, done = threading.Event(), threading.Event()
+
+        async def serve(connection: Connection) -> None:
+            await connection.accept_websocket()
+            await connection.send(header_only(BINARY, GIANT, masked=False))
+            chunk = bytes(256 * 1024)
+            while not done.is_set():
+                await connection.send(chunk)  # waits while the relay does not read
+                sent[0] += len(chunk)
+                if sent[0] >= AHEAD:
+                    ahead.set()
+
+        with RawUpstream(serve) as dashboard:
+            client = await connect(f"dashdock/proxy/{dashboard.netloc}/ws")
+            try:
+                assert not await wait_for(ahead, 3), f"the dashboard got {sent[0]} bytes ahead of the browser"
+                # The browser reads again: the message flows again, past what had been sent so far.
+                header = await asyncio.wait_for(client.reader.readexactly(10), DEADLINE)
+                assert header == header_only(BINARY, GIANT, masked=False)
+                size = sent[0] + 1024 * 1024
+                assert await read_payload(client, size) == size
+            finally:
+                done.set()
+                client.close()
+
+    async def test_a_hostile_giant_frame_is_refused_at_its_header_without_waiting_for_it(
+        self, connect: Connect, recorder: RecordingUpstream
+    ) -> None:
+        client = await connect(f"dashdock/proxy/{recorder.netloc}/ws")
         try:
             await client.send(frame(TEXT, b"fine", masked=True))
             assert await client.read_frame() == (TEXT, b"fine")
@@ -293,9 +428,9 @@ class TestRawRelayWire:
             client.close()
 
     async def test_fragments_that_add_up_past_the_limit_are_refused(
-        self, jupyter: Jupyter, recorder: RecordingUpstream
+        self, connect: Connect, recorder: RecordingUpstream
     ) -> None:
-        client = await RawClient.connect(jupyter, f"dashdock/proxy/{recorder.netloc}/ws")
+        client = await connect(f"dashdock/proxy/{recorder.netloc}/ws")
         try:
             await client.send(frame(BINARY, b"a" * 40_000, fin=False, masked=True))
             await client.send(frame(CONTINUATION, b"b" * 40_000, masked=True))
@@ -306,9 +441,9 @@ class TestRawRelayWire:
             client.close()
 
     async def test_an_unmasked_browser_frame_is_a_protocol_error(
-        self, jupyter: Jupyter, recorder: RecordingUpstream
+        self, connect: Connect, recorder: RecordingUpstream
     ) -> None:
-        client = await RawClient.connect(jupyter, f"dashdock/proxy/{recorder.netloc}/ws")
+        client = await connect(f"dashdock/proxy/{recorder.netloc}/ws")
         try:
             await client.send(frame(TEXT, b"unmasked"))
             opcode, payload = await client.read_frame()
@@ -317,14 +452,14 @@ class TestRawRelayWire:
         finally:
             client.close()
 
-    async def test_a_dashboard_cut_off_mid_frame_cuts_the_browser_socket(self, jupyter: Jupyter) -> None:
+    async def test_a_dashboard_cut_off_mid_frame_cuts_the_browser_socket(self, connect: Connect) -> None:
         async def serve(connection: Connection) -> None:
             await connection.accept_websocket()
             await connection.send(frame(TEXT, b"x" * 100)[:40])
             connection.hang_up()
 
         with RawUpstream(serve) as cut:
-            client = await RawClient.connect(jupyter, f"dashdock/proxy/{cut.netloc}/ws")
+            client = await connect(f"dashdock/proxy/{cut.netloc}/ws")
             try:
                 # No close frame can follow half a frame: the browser sees the bytes, then the end.
                 assert await asyncio.wait_for(client.reader.readexactly(40), DEADLINE)
@@ -333,7 +468,7 @@ class TestRawRelayWire:
                 client.close()
 
     async def test_a_browser_that_leaves_during_the_upgrade_leaves_no_dashboard_connection(
-        self, jupyter: Jupyter
+        self, jupyter: Jupyter, tls: ssl.SSLContext | None
     ) -> None:
         asked, answer, hung_up = threading.Event(), threading.Event(), threading.Event()
 
@@ -346,13 +481,8 @@ class TestRawRelayWire:
                 hung_up.set()  # the proxy closed the connection (its close frame, or EOF, or a reset)
 
         with RawUpstream(serve) as slow:
-            _, writer = await asyncio.open_connection("127.0.0.1", jupyter.port)
-            writer.write(
-                f"GET {jupyter.path(f'dashdock/proxy/{slow.netloc}/ws')} HTTP/1.1\r\n"
-                f"Host: 127.0.0.1:{jupyter.port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
-                f"Authorization: token {jupyter.token}\r\n\r\n".encode()
-            )
+            _, writer = await asyncio.open_connection("127.0.0.1", jupyter.port, ssl=tls)
+            writer.write(upgrade_request(jupyter, f"dashdock/proxy/{slow.netloc}/ws"))
             assert await wait_for(asked)
             writer.close()
             answer.set()
@@ -360,10 +490,10 @@ class TestRawRelayWire:
             assert await wait_for(hung_up)
 
     async def test_the_close_handshake_passes_through(
-        self, jupyter: Jupyter, picky: tuple[RawUpstream, list[list[str]]]
+        self, connect: Connect, picky: tuple[RawUpstream, list[list[str]]]
     ) -> None:
         upstream, _ = picky
-        client = await RawClient.connect(jupyter, f"dashdock/proxy/{upstream.netloc}/ws")
+        client = await connect(f"dashdock/proxy/{upstream.netloc}/ws")
         try:
             await client.send(frame(CLOSE, (4000).to_bytes(2, "big") + b"done", masked=True))
             assert await client.read_frame() == (CLOSE, (4000).to_bytes(2, "big") + b"done")
@@ -430,6 +560,22 @@ def server_context(certificate: tuple[Path, Path]) -> ssl.SSLContext:
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(*certificate)
     return context
+
+
+def serve_jupyter(
+    loop: asyncio.AbstractEventLoop, port: tuple[Any, int], app: Any, tls: ssl.SSLContext | None
+) -> Iterator[tornado.httpserver.HTTPServer]:
+    """Jupyter's server as pytest-jupyter's ``http_server`` runs it, over TLS with ``tls``."""
+
+    async def start() -> tornado.httpserver.HTTPServer:
+        server = tornado.httpserver.HTTPServer(app, ssl_options=tls)
+        server.add_socket(port[0])
+        return server
+
+    server = loop.run_until_complete(start())
+    yield server
+    server.stop()
+    loop.run_until_complete(asyncio.wait_for(server.close_all_connections(), 10))
 
 
 class _Echo(tornado.websocket.WebSocketHandler):
@@ -507,7 +653,7 @@ async def test_a_dashboard_whose_certificate_is_not_trusted_is_refused(
 
 
 class TestJupyterOverHTTPS:
-    """Jupyter itself over TLS: the browser's socket stays tornado's, and relays message by message."""
+    """Jupyter itself over TLS: the browser's socket stays tornado's, and the relay uses its stream."""
 
     @pytest.fixture
     def http_server(
@@ -517,15 +663,7 @@ class TestJupyterOverHTTPS:
         jp_web_app: Any,
         certificate: tuple[Path, Path],
     ) -> Iterator[tornado.httpserver.HTTPServer]:
-        async def start() -> tornado.httpserver.HTTPServer:
-            server = tornado.httpserver.HTTPServer(jp_web_app, ssl_options=server_context(certificate))
-            server.add_socket(http_server_port[0])
-            return server
-
-        server = jp_asyncio_loop.run_until_complete(start())
-        yield server
-        server.stop()
-        jp_asyncio_loop.run_until_complete(asyncio.wait_for(server.close_all_connections(), 10))
+        yield from serve_jupyter(jp_asyncio_loop, http_server_port, jp_web_app, server_context(certificate))
 
     async def test_websockets_are_relayed_both_ways(
         self,
