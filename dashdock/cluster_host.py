@@ -64,7 +64,12 @@ class _Host:
 
     async def create(self, workers: int | None, adapt: dict[str, int] | None) -> None:
         cluster_class = _import_class(self.spec["class"])
-        args, kwargs = self.spec.get("args", []), self.spec.get("kwargs", {})
+        args, kwargs = self.spec.get("args", []), dict(self.spec.get("kwargs", {}))
+        size = adapt["minimum"] if adapt else workers
+        if "n_workers" in kwargs and size is not None:
+            # The server gave n_workers (a LocalCluster): a restart starts at the size it asks for,
+            # not the size of the first start, and is at that size when it answers.
+            kwargs["n_workers"] = size
         self.cluster = await cluster_class(*args, asynchronous=True, **kwargs)
         if adapt:
             self.cluster.adapt(minimum=adapt["minimum"], maximum=adapt["maximum"])
@@ -88,9 +93,11 @@ class _Host:
         cluster = self.cluster
         if command["op"] == "restart":
             # A fresh scheduler and workers of the same size (for a LocalCluster on a new dashboard
-            # port): what users do to clear a cluster's state or leaked memory.
+            # port): what users do to clear a cluster's state or leaked memory. That size counts
+            # workers that joined the scheduler from elsewhere, so it is held to the server's limit.
             adapt = command.get("adapt")
-            workers = None if adapt else len(cluster.scheduler_info.get("workers", {}))
+            running = len(cluster.scheduler_info.get("workers", {}))
+            workers = None if adapt else min(running, command["max_workers"])
             await cluster.close()
             await self.create(workers, adapt)
         elif command["op"] == "scale":

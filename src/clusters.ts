@@ -4,8 +4,10 @@ import { Poll } from '@lumino/polling';
 import { ISignal, Signal } from '@lumino/signaling';
 
 import { changeCluster, listClusters, restartCluster, startCluster, stopCluster } from './api';
-import { ICluster, IClustersModel } from './tokens';
+import { ICluster, IClusterLimits, IClustersModel } from './tokens';
 
+// Merged into the token's interface, so that whatever provides IClustersModel offers the limits
+// the sidebar shows beside the clusters.
 /**
  * The managed clusters, kept fresh by a poll that stands by while Lab is hidden.
  *
@@ -26,6 +28,10 @@ export class ClustersModel implements IClustersModel, IDisposable {
 
   get clusters(): readonly ICluster[] {
     return this._clusters;
+  }
+
+  get limits(): IClusterLimits | null {
+    return this._limits;
   }
 
   get busy(): ReadonlySet<string> {
@@ -50,9 +56,13 @@ export class ClustersModel implements IClustersModel, IDisposable {
   }
 
   async refresh(): Promise<void> {
-    const clusters = await listClusters();
-    if (!JSONExt.deepEqual(clusters as any, this._clusters as any)) {
+    const { clusters, limits } = await listClusters();
+    if (
+      !JSONExt.deepEqual(clusters as any, this._clusters as any) ||
+      !JSONExt.deepEqual(limits as any, this._limits as any)
+    ) {
       this._clusters = clusters;
+      this._limits = limits;
       this._changed.emit();
     }
   }
@@ -98,6 +108,7 @@ export class ClustersModel implements IClustersModel, IDisposable {
   }
 
   private _clusters: ICluster[] = [];
+  private _limits: IClusterLimits | null = null;
   private _busy = new Set<string>();
   private _error = '';
   private _onStarted?: (cluster: ICluster) => void;

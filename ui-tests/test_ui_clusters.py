@@ -69,3 +69,35 @@ def test_start_cluster_open_its_plots_and_connect_a_notebook(browser: Browser, l
     expect(page.locator(".jp-dashdock-Source", has_text="Cluster 1")).to_have_count(0)
     expect(pane(page, "Task Stream")).to_have_attribute("data-status", "gone", timeout=30_000)
     page.context.close()
+
+
+def test_the_cluster_limits_show_and_a_scale_beyond_them_says_why(browser: Browser, lab: Lab) -> None:
+    listing = lab.api("dashdock/api/clusters")
+    assert isinstance(listing, dict)
+    max_workers, max_clusters = listing["limits"]["max_workers"], listing["limits"]["max_clusters"]
+    page = open_lab(browser, lab, "cluster-limits")
+    open_sidebar(page)
+    section = page.locator(".jp-dashdock-Clusters")
+    expect(section.locator(".jp-dashdock-Clusters-limits")).to_have_text(
+        f"Up to {max_workers} workers per cluster, {max_clusters} clusters at a time"
+    )
+
+    section.locator('button[data-action="new"]').click()
+    card = page.locator(CARD).last
+    expect(card.locator(".jp-dashdock-ClusterCard-status")).to_have_text("running", timeout=120_000)
+    for name in ("workers", "minimum", "maximum"):
+        expect(card.locator(f'input[name="{name}"]')).to_have_attribute("max", str(max_workers))
+
+    # One worker more than allowed: the server's refusal shows, naming the limit; the size stays.
+    workers = card.locator("dd").nth(1).inner_text()
+    card.locator('input[name="workers"]').fill(str(max_workers + 1))
+    card.locator('button[data-action="scale"]').click()
+    error = section.locator(".jp-dashdock-Clusters-error")
+    expect(error).to_contain_text(f"limit of {max_workers} workers per cluster")
+    expect(error).to_contain_text("max_workers")
+    expect(card.locator("dd").nth(1)).to_have_text(workers)
+    screenshot(page, "cluster-limits")
+
+    card.locator('button[data-action="stop"]').click()
+    expect(page.locator(CARD)).to_have_count(0, timeout=60_000)
+    page.context.close()

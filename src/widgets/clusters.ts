@@ -158,6 +158,19 @@ export class ClustersView extends Widget {
       create.textContent = trans.__('Starting…');
     }
     header.append(title, create);
+    const limits = document.createElement('div');
+    limits.className = 'jp-dashdock-Clusters-limits';
+    if (this._model.limits) {
+      const { max_workers, max_clusters } = this._model.limits;
+      limits.textContent = trans.__(
+        'Up to %1 per cluster, %2 at a time',
+        trans._n('%1 worker', '%1 workers', max_workers),
+        trans._n('%1 cluster', '%1 clusters', max_clusters)
+      );
+      limits.title = trans.__(
+        'Limits set on the Jupyter server (DashdockApp.max_workers and DashdockApp.max_clusters)'
+      );
+    }
     const error = document.createElement('div');
     error.className = 'jp-dashdock-Clusters-error';
     error.setAttribute('role', 'alert');
@@ -174,7 +187,7 @@ export class ClustersView extends Widget {
     this.node.querySelectorAll<HTMLInputElement>('.jp-dashdock-ClusterCard input').forEach(input => {
       typed.set(`${input.closest<HTMLElement>('.jp-dashdock-ClusterCard')?.dataset.clusterId}/${input.name}`, input.value);
     });
-    this.node.replaceChildren(header, error, ...cards);
+    this.node.replaceChildren(header, limits, error, ...cards);
     this.node.querySelectorAll<HTMLInputElement>('.jp-dashdock-ClusterCard input').forEach(input => {
       const value = typed.get(`${input.closest<HTMLElement>('.jp-dashdock-ClusterCard')?.dataset.clusterId}/${input.name}`);
       if (value !== undefined) {
@@ -218,17 +231,25 @@ export class ClustersView extends Widget {
     fact(trans.__('Threads'), String(cluster.threads));
     fact(trans.__('Memory'), formatBytes(cluster.memory));
 
+    // The browser marks a number over the limit as invalid; the server refuses it and says why.
+    const max = this._model.limits?.max_workers;
+    const upTo = (label: string) => (max === undefined ? label : trans.__('%1 (at most %2)', label, max));
     const scale = document.createElement('div');
     scale.className = 'jp-dashdock-ClusterCard-row';
     scale.append(
-      Private.numberInput('workers', cluster.workers, trans.__('Workers')),
+      Private.numberInput('workers', cluster.workers, upTo(trans.__('Workers')), max),
       Private.button(trans.__('Scale'), 'scale')
     );
     const adapt = document.createElement('div');
     adapt.className = 'jp-dashdock-ClusterCard-row';
     adapt.append(
-      Private.numberInput('minimum', cluster.adapt?.minimum ?? 0, trans.__('Minimum workers')),
-      Private.numberInput('maximum', cluster.adapt?.maximum ?? Math.max(cluster.workers, 1), trans.__('Maximum workers')),
+      Private.numberInput('minimum', cluster.adapt?.minimum ?? 0, upTo(trans.__('Minimum workers')), max),
+      Private.numberInput(
+        'maximum',
+        cluster.adapt?.maximum ?? Math.min(Math.max(cluster.workers, 1), max ?? Infinity),
+        upTo(trans.__('Maximum workers')),
+        max
+      ),
       Private.button(trans.__('Adapt'), 'adapt')
     );
     const actions = document.createElement('div');
@@ -268,10 +289,13 @@ namespace Private {
     return element;
   }
 
-  export function numberInput(name: string, value: number, label: string): HTMLInputElement {
+  export function numberInput(name: string, value: number, label: string, max?: number): HTMLInputElement {
     const input = document.createElement('input');
     input.type = 'number';
     input.min = '0';
+    if (max !== undefined) {
+      input.max = String(max);
+    }
     input.name = name;
     input.value = String(value);
     input.className = 'jp-dashdock-ClusterCard-number jp-mod-styled';
