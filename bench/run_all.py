@@ -13,6 +13,7 @@ SCRIPTS = (
     "pane_bytes.py",
     "stream_memory.py",
     "https_large_message.py",
+    "sources_file.py",
     "many_sources.py",
     "many_panes.py",
     "pane_states.py",

@@ -15,7 +15,7 @@ from traitlets import Bool, Dict, Float, Int, List, Unicode, default
 
 from .bokeh_static import LocalBokehJS
 from .capabilities import Capabilities
-from .clusters import ClusterError, ClusterFactory, ClusterManager
+from .clusters import ClusterError, ClusterFactory, ClusterLimits, ClusterManager, usable_cores
 from .handlers import API_ROUTES
 from .kernel.protocol import CLIENTS_DIR_VARIABLE, PRELOAD_VARIABLE
 from .kernel_clients import KernelClients
@@ -60,8 +60,10 @@ class DashdockApp(ExtensionApp):
     sources_file = Unicode(
         config=True,
         help=(
-            "JSON file where user-added sources are kept across server restarts; '' disables saving. "
-            "Default: <jupyter data dir>/dashdock/sources.json."
+            "SQLite file where user-added sources are kept across server restarts, in a directory other "
+            "users cannot write to; servers may share it. '' disables saving. A sources.json of an "
+            "earlier version (this file, or beside it) is imported once and kept, renamed. "
+            "Default: <jupyter data dir>/dashdock/sources.db."
         ),
     )
     connect_timeout = Float(5.0, config=True, help="Seconds to wait for a dashboard connection (default 5).")
@@ -78,6 +80,27 @@ class DashdockApp(ExtensionApp):
             "bokeh version; '' turns that off (gzip -9 is served). Default: $XDG_CACHE_HOME/dashdock "
             "or ~/.cache/dashdock."
         ),
+    )
+    max_concurrent_probes = Int(
+        16,
+        config=True,
+        help=(
+            "Requests the server makes of dashboards at once for itself (health checks, plot lists, "
+            "worker tables); more wait their turn. Default: 16."
+        ),
+    )
+    health_checks_per_poll = Int(
+        64,
+        config=True,
+        help=(
+            "Sources whose health one poll of the sidebar checks at most (down ones and the least "
+            "recently checked first), so a poll costs the same with ten or ten thousand sources. Default: 64."
+        ),
+    )
+    max_request_body = Int(
+        1024 * 1024,
+        config=True,
+        help="Largest JSON body dashdock's API accepts, in bytes; larger ones get 413 (default 1 MiB).",
     )
     websocket_max_message_size = Int(
         1024**3,
@@ -155,6 +178,31 @@ class DashdockApp(ExtensionApp):
     cluster_start_timeout = Float(
         120.0, config=True, help="Seconds a new cluster may take to start (default 120)."
     )
+    max_workers = Int(
+        min=0,
+        config=True,
+        help=(
+            "Most workers one managed cluster may have, its adaptive maximum included. A request for "
+            "more is refused (400); a configured size over it (default_workers, default_adapt, "
+            "initial_clusters, Dask's labextension section) is clamped to it with a warning. "
+            "Default: 4 per core this server may run on."
+        ),
+    )
+    max_clusters = Int(
+        8,
+        min=0,
+        config=True,
+        help=(
+            "Most managed clusters at a time, counting those starting or shutting down; a request for "
+            "another is refused (409), an initial cluster beyond it is not started. Default: 8."
+        ),
+    )
+
+    @default("max_workers")
+    def _default_max_workers(self) -> int:
+        # Four per core: room for oversubscribed or mostly idle workers, and far from a number
+        # (tens of thousands of processes) that would take the machine down.
+        return 4 * usable_cores()
 
     @default("cache_dir")
     def _default_cache_dir(self) -> str:
@@ -163,16 +211,25 @@ class DashdockApp(ExtensionApp):
 
     @default("sources_file")
     def _default_sources_file(self) -> str:
-        return str(Path(jupyter_data_dir()) / "dashdock" / "sources.json")
+        return str(Path(jupyter_data_dir()) / "dashdock" / "sources.db")
 
     def initialize_settings(self) -> None:
-        self.client = UpstreamClient(Timeouts(connect=self.connect_timeout, json=self.json_timeout))
+        self.client = UpstreamClient(
+            Timeouts(connect=self.connect_timeout, json=self.json_timeout),
+            max_probes=self.max_concurrent_probes,
+        )
         self.allowlist = Allowlist(self.allowed_targets)
         store = Path(self.sources_file) if self.sources_file else None
-        self.registry = SourceRegistry(self.client, self.allowlist, store, self.log)
+        self.registry = SourceRegistry(
+            self.client, self.allowlist, store, self.log, checks_per_poll=self.health_checks_per_poll
+        )
         self.panes = PaneRegistry()
         self.clusters = ClusterManager(
-            self._cluster_factory(), self.registry, self.cluster_start_timeout, self.log
+            self._cluster_factory(),
+            ClusterLimits(max_workers=self.max_workers, max_clusters=self.max_clusters),
+            self.registry,
+            self.cluster_start_timeout,
+            self.log,
         )
 
         if self.kernel_dashboard_link:
@@ -207,7 +264,7 @@ class DashdockApp(ExtensionApp):
             adapt=self.default_adapt if self.default_adapt is not None else defaults.get("adapt"),
         )
 
-    def _initial_cluster_requests(self) -> list[dict[str, object]]:
+    def _initial_cluster_requests(self) -> list[object]:
         if self.initial_clusters is not None:
             return list(self.initial_clusters)
         import dask.config
@@ -260,7 +317,12 @@ class DashdockApp(ExtensionApp):
             read_timeout=self.read_timeout,
             websocket_max_message_size=self.websocket_max_message_size,
         )
-        api = {"registry": self.registry, "panes": self.panes, "clusters": self.clusters}
+        api = {
+            "registry": self.registry,
+            "panes": self.panes,
+            "clusters": self.clusters,
+            "max_body": self.max_request_body,
+        }
         self.handlers.extend((pattern, handler, api) for pattern, handler in API_ROUTES)
         notebook_api = {
             "kernel_clients": self.kernel_clients,
@@ -291,16 +353,22 @@ class DashdockApp(ExtensionApp):
         if requests := self._initial_cluster_requests():
             self._initial_clusters = asyncio.ensure_future(self._start_initial_clusters(requests))
 
-    async def _start_initial_clusters(self, requests: list[dict[str, object]]) -> None:
+    async def _start_initial_clusters(self, requests: list[object]) -> None:
+        """One at a time, each sized within the limits (see ``ClusterLimits.configured_size``);
+        those beyond max_clusters are refused by the manager and logged."""
         for request in requests:
+            if not isinstance(request, dict):
+                self.log.warning("dashdock: initial cluster %r ignored: not a mapping", request)
+                continue
+            name = str(request["name"]) if request.get("name") else None
+            label = f"initial cluster {name!r}" if name else "an unnamed initial cluster"
+            workers, adapt = self.clusters.limits.configured_size(
+                request.get("workers"), request.get("adapt"), label, self.log
+            )
             try:
-                workers = request.get("workers")
-                await self.clusters.start(
-                    str(request["name"]) if request.get("name") else None,
-                    workers if isinstance(workers, int) else None,
-                )
+                await self.clusters.start(name, None if adapt else workers, adapt)
             except ClusterError as exc:
-                self.log.warning("dashdock: initial cluster not started: %s", exc.reason)
+                self.log.warning("dashdock: %s not started: %s", label, exc.reason)
 
     async def _add_initial_sources(self) -> None:
         for url in self.initial_sources:
@@ -311,6 +379,7 @@ class DashdockApp(ExtensionApp):
                 self.log.warning("dashdock: initial source not added: %s", exc.reason)
 
     async def stop_extension(self) -> None:
+        self.registry.stop_checks()
         await self.bokeh_js.close()
         await self.kernel_clients.stop()
         await self.clusters.close_all()

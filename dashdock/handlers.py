@@ -14,25 +14,50 @@ from jupyter_server.base.handlers import APIHandler
 from jupyter_server.utils import url_path_join
 from tornado import web
 
-from .clusters import ClusterError, ClusterManager
+from .clusters import ClusterError, ClusterManager, parse_adapt, parse_count
 from .errors import UserFacingError
 from .panes import ALLOWED_INTERVALS, PaneRegistry, PaneState
 from .registry import SourceError, SourceRegistry
+from .targets import is_text
 from .workers import WORKER_PAGES
 
 
+@web.stream_request_body
 class _DashdockAPIHandler(APIHandler):
+    """The body is received as a stream so that one larger than ``max_body`` is refused (413) from
+    its Content-Length, before it is read, and a chunked one as soon as it passes the limit."""
+
     auth_resource = "dashdock"
 
-    def initialize(self, registry: SourceRegistry, panes: PaneRegistry, clusters: ClusterManager) -> None:
+    def initialize(
+        self, registry: SourceRegistry, panes: PaneRegistry, clusters: ClusterManager, max_body: int
+    ) -> None:
         self.registry = registry
         self.panes = panes
         self.clusters = clusters
+        self._max_body = max_body
+        self._body = bytearray()
+
+    async def prepare(self) -> None:  # type: ignore[override]
+        await super().prepare()
+        if self._finished:
+            return
+        length = self.request.headers.get("Content-Length", "0")
+        if not length.isdigit() or int(length) > self._max_body:
+            # tornado closes the connection after this answer instead of reading the refused body.
+            raise web.HTTPError(
+                413,
+                f"The request body is larger than {self._max_body:,} bytes (c.DashdockApp.max_request_body).",
+            )
+        self.request.connection.set_max_body_size(self._max_body)  # type: ignore[union-attr]
+
+    def data_received(self, chunk: bytes) -> None:
+        self._body += chunk
 
     def read_json_body(self) -> dict[str, Any]:
         try:
-            body = json.loads(self.request.body or b"{}")
-        except ValueError:
+            body = json.loads(bytes(self._body) or b"{}")
+        except (ValueError, RecursionError):
             raise web.HTTPError(400, "The request body is not valid JSON.") from None
         if not isinstance(body, dict):
             raise web.HTTPError(400, "The request body must be a JSON object.")
@@ -50,10 +75,14 @@ class SourcesHandler(_DashdockAPIHandler):
     @web.authenticated
     @authorized
     async def get(self) -> None:
-        """The sources; with ``?check=1`` each one's ``/health`` is asked first (all at once)."""
+        """The sources, usable ones first, then saved ones that are disabled (``"disabled": reason``),
+        and ``warnings`` about the sources file; with ``?check=1`` each usable source's ``/health`` is
+        asked first (all at once)."""
         if self.get_query_argument("check", "0") == "1":
             await self.registry.check_all()
-        self.finish(json.dumps({"sources": [source.to_json() for source in self.registry.list()]}))
+        sources = [source.to_json() for source in self.registry.list()]
+        sources += [source.to_json() for source in self.registry.disabled()]
+        self.finish(json.dumps({"sources": sources, "warnings": self.registry.warnings}))
 
     @web.authenticated
     @authorized
@@ -62,8 +91,8 @@ class SourcesHandler(_DashdockAPIHandler):
         url, name = body.get("url"), body.get("name")
         if not isinstance(url, str):
             raise web.HTTPError(400, "'url' must be a string, such as http://127.0.0.1:8787.")
-        if name is not None and (not isinstance(name, str) or len(name) > 200):
-            raise web.HTTPError(400, "'name' must be a string of at most 200 characters.")
+        if name is not None and not (isinstance(name, str) and len(name) <= 200 and is_text(name)):
+            raise web.HTTPError(400, "'name' must be text of at most 200 characters.")
         try:
             source, created = await self.registry.add_url(url, name or None)
         except SourceError as exc:
@@ -76,6 +105,9 @@ class SourceHandler(_DashdockAPIHandler):
     @web.authenticated
     @authorized
     async def get(self, source_id: str) -> None:
+        if (disabled := self.registry.find_disabled(source_id)) is not None:
+            self.finish(json.dumps(disabled.to_json()))
+            return
         try:
             source = await self.registry.check_health(source_id)
         except SourceError as exc:
@@ -85,10 +117,14 @@ class SourceHandler(_DashdockAPIHandler):
     @web.authenticated
     @authorized
     async def delete(self, source_id: str) -> None:
+        """204, or 200 with ``{"warning": ...}`` when the sources file could not be changed."""
         try:
-            await self.registry.remove(source_id)
+            warning = await self.registry.remove(source_id)
         except SourceError as exc:
             raise _http_error(exc) from exc
+        if warning:
+            self.finish(json.dumps({"warning": warning}))
+            return
         self.set_status(204)
         self.finish()
 
@@ -176,28 +212,20 @@ class PaneHandler(_DashdockAPIHandler):
         self.finish(json.dumps(self.panes.to_json(pane_id)))
 
 
-def _count(value: object, what: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise web.HTTPError(400, f"'{what}' must be a whole number of workers, 0 or more.")
-    return value
-
-
-def _adapt_bounds(value: object) -> dict[str, int]:
-    if not isinstance(value, dict):
-        raise web.HTTPError(400, '\'adapt\' must be an object {"minimum": n, "maximum": m}.')
-    minimum = _count(value.get("minimum", 0), "adapt.minimum")
-    maximum = _count(value.get("maximum"), "adapt.maximum")
-    if minimum > maximum:
-        raise web.HTTPError(400, "'adapt.minimum' cannot be larger than 'adapt.maximum'.")
-    return {"minimum": minimum, "maximum": maximum}
-
-
 class ClustersHandler(_DashdockAPIHandler):
     @web.authenticated
     @authorized
     async def get(self) -> None:
+        """The clusters, and the limits every request to start or resize one is held to."""
         await self.clusters.refresh()
-        self.finish(json.dumps({"clusters": [cluster.to_json() for cluster in self.clusters.list()]}))
+        self.finish(
+            json.dumps(
+                {
+                    "clusters": [cluster.to_json() for cluster in self.clusters.list()],
+                    "limits": self.clusters.limits.to_json(),
+                }
+            )
+        )
 
     @web.authenticated
     @authorized
@@ -206,11 +234,11 @@ class ClustersHandler(_DashdockAPIHandler):
         name = body.get("name")
         if name is not None and (not isinstance(name, str) or not 0 < len(name) <= 200):
             raise web.HTTPError(400, "'name' must be a string of 1 to 200 characters.")
-        workers = _count(body["workers"], "workers") if body.get("workers") is not None else None
-        adapt = _adapt_bounds(body["adapt"]) if body.get("adapt") is not None else None
-        if workers is not None and adapt is not None:
-            raise web.HTTPError(400, "Give either 'workers' or 'adapt', not both.")
         try:
+            workers = parse_count(body["workers"], "workers") if body.get("workers") is not None else None
+            adapt = parse_adapt(body["adapt"]) if body.get("adapt") is not None else None
+            if workers is not None and adapt is not None:
+                raise ClusterError(400, "Give either 'workers' or 'adapt', not both.")
             cluster = await self.clusters.start(name, workers, adapt)
         except ClusterError as exc:
             raise _http_error(exc) from exc
@@ -238,9 +266,9 @@ class ClusterHandler(_DashdockAPIHandler):
         try:
             self.clusters.get(cluster_id)
             if body.get("workers") is not None and body.get("adapt") is None:
-                cluster = await self.clusters.scale(cluster_id, _count(body["workers"], "workers"))
+                cluster = await self.clusters.scale(cluster_id, parse_count(body["workers"], "workers"))
             elif body.get("adapt") is not None and body.get("workers") is None:
-                bounds = _adapt_bounds(body["adapt"])
+                bounds = parse_adapt(body["adapt"])
                 cluster = await self.clusters.adapt(cluster_id, bounds["minimum"], bounds["maximum"])
             else:
                 raise web.HTTPError(400, "Give either 'workers' or 'adapt'.")

@@ -133,8 +133,8 @@ class RelayHandler(WebSocketRelayMixin, JupyterHandler, WebSocketHandler):
         if _SOURCE_ID_RE.match(segment):
             try:
                 source = self._registry.get(segment)
-            except SourceError as exc:
-                raise web.HTTPError(404, reason="Unknown source") from exc
+            except SourceError as exc:  # unknown (404) or saved but unusable now (409, with why)
+                raise web.HTTPError(exc.status, exc.reason.replace("%", "%%")) from exc
             return Route(source.target, source.root_path, proxy_prefix, path, source.id)
         try:
             target = parse_target_segment(segment)

@@ -61,6 +61,15 @@ class DashboardURL:
         return self.target.origin + self.path
 
 
+def is_text(value: str) -> bool:
+    """Whether a string is text that can be written out: JSON allows lone surrogates, UTF-8 does not."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def normalize_host(host: str) -> str:
     """Lower-case a host, drop one trailing dot and IPv6 brackets; reject anything ambiguous."""
     host = host.strip().lower()
@@ -104,7 +113,7 @@ def parse_dashboard_url(text: str) -> DashboardURL:
     text = text.strip()
     if not text:
         raise TargetError("Enter the URL of a Dask dashboard, such as http://127.0.0.1:8787.")
-    if len(text) > MAX_URL_LENGTH or _UNSAFE_URL_CHARS.search(text):
+    if len(text) > MAX_URL_LENGTH or _UNSAFE_URL_CHARS.search(text) or not is_text(text):
         raise TargetError("The URL contains characters a dashboard URL cannot have.")
     if "://" not in text:
         text = "http://" + text

@@ -3,10 +3,17 @@
 A single ``aiohttp.ClientSession`` per server keeps upstream connections alive between
 requests (the Bokeh page, its scripts and its websocket all go to the same scheduler), and
 never decompresses, so bodies stream through unchanged.
+
+Probes (health checks, plot lists, worker tables) are the server's own requests, made for many
+sources at once; they are bounded: at most ``max_probes`` at a time, each on a pooled connection of
+its own session, so a thousand sources cost a few dozen sockets and never starve the proxy. Their
+timeouts start when a probe starts, not while it waits for its turn. The documents they read are
+bounded too (size, nesting).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 from dataclasses import dataclass
 
@@ -14,6 +21,12 @@ import aiohttp
 from tornado import web
 
 from .targets import Target
+
+# The largest document a probe reads: Dask's plot list is ~2 KB, a worker table of 1,000 workers
+# ~0.5 MB. Past this the answer is refused, not truncated (a cut document would mislead).
+MAX_DOCUMENT_BYTES = 4 * 1024 * 1024
+# Documents above this size are parsed in a thread, so the event loop never waits on a big parse.
+_PARSE_IN_THREAD_BYTES = 256 * 1024
 
 
 class UpstreamError(Exception):
@@ -25,6 +38,13 @@ class UpstreamError(Exception):
         self.unreachable = unreachable
 
 
+class UnreadableDocument(UpstreamError):
+    """The dashboard answered, with a document too large or too deeply nested to read."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason, unreachable=False)
+
+
 @dataclass(frozen=True)
 class Timeouts:
     """Seconds to wait for a connection, and for a small JSON answer (health, plot list)."""
@@ -34,45 +54,68 @@ class Timeouts:
 
 
 class UpstreamClient:
-    """Lazily created pooled session; ``close()`` on server shutdown."""
+    """Lazily created pooled sessions (the proxy's and the probes'); ``close()`` on server shutdown."""
 
-    def __init__(self, timeouts: Timeouts) -> None:
+    def __init__(self, timeouts: Timeouts, max_probes: int = 16) -> None:
         self.timeouts = timeouts
+        self._max_probes = max_probes
+        self._probe_turns = asyncio.Semaphore(max_probes)
         self._session: aiohttp.ClientSession | None = None
+        self._probe_session: aiohttp.ClientSession | None = None
 
     @property
     def session(self) -> aiohttp.ClientSession:
+        """The proxy's session: unlimited, because each of its connections serves an open page."""
         if self._session is None or self._session.closed:
-            self._session = aiohttp.ClientSession(
-                connector=aiohttp.TCPConnector(limit=0, limit_per_host=0, enable_cleanup_closed=True),
-                auto_decompress=False,
-                cookie_jar=aiohttp.DummyCookieJar(),
-                skip_auto_headers=("User-Agent",),
+            self._session = _new_session(
+                aiohttp.TCPConnector(limit=0, limit_per_host=0, enable_cleanup_closed=True)
             )
         return self._session
 
+    @property
+    def _probes(self) -> aiohttp.ClientSession:
+        if self._probe_session is None or self._probe_session.closed:
+            self._probe_session = _new_session(
+                aiohttp.TCPConnector(limit=self._max_probes, enable_cleanup_closed=True)
+            )
+        return self._probe_session
+
     async def close(self) -> None:
-        if self._session is not None:
-            await self._session.close()
-            self._session = None
+        for session in (self._session, self._probe_session):
+            if session is not None:
+                await session.close()
+        self._session = self._probe_session = None
 
     async def get_json(self, url: str) -> object:
         """GET a small JSON document; raise ``UpstreamError`` with a reason people understand."""
         body = await self.get_text(url)
         try:
+            if len(body) > _PARSE_IN_THREAD_BYTES:
+                return await asyncio.to_thread(json.loads, body)
             return json.loads(body)
+        except RecursionError:
+            raise UnreadableDocument("The answer is JSON nested too deeply to read.") from None
         except ValueError as exc:
             raise UpstreamError("The answer is not JSON.", unreachable=False) from exc
 
     async def get_text(self, url: str) -> str:
+        async with self._probe_turns:
+            return await self._get_text(url)
+
+    async def _get_text(self, url: str) -> str:
         timeout = aiohttp.ClientTimeout(total=self.timeouts.json, sock_connect=self.timeouts.connect)
         try:
-            async with self.session.get(
+            async with self._probes.get(
                 url, allow_redirects=False, timeout=timeout, headers={"Accept-Encoding": "identity"}
             ) as response:
                 if response.status != 200:
                     raise UpstreamError(f"The server answered HTTP {response.status}.", unreachable=False)
-                raw = await response.content.read(4 * 1024 * 1024)
+                raw = bytearray()
+                async for chunk in response.content.iter_any():
+                    raw += chunk
+                    if len(raw) > MAX_DOCUMENT_BYTES:
+                        limit = MAX_DOCUMENT_BYTES // 2**20
+                        raise UnreadableDocument(f"The answer is larger than {limit} MiB.")
                 return raw.decode("utf-8", errors="replace")
         except TimeoutError as exc:
             raise UpstreamError("The server did not answer in time.", unreachable=True) from exc
@@ -80,6 +123,15 @@ class UpstreamClient:
             raise UpstreamError("The server could not be reached.", unreachable=True) from exc
         except aiohttp.ClientError as exc:
             raise UpstreamError("The server sent a malformed answer.", unreachable=False) from exc
+
+
+def _new_session(connector: aiohttp.TCPConnector) -> aiohttp.ClientSession:
+    return aiohttp.ClientSession(
+        connector=connector,
+        auto_decompress=False,
+        cookie_jar=aiohttp.DummyCookieJar(),
+        skip_auto_headers=("User-Agent",),
+    )
 
 
 def as_http_error(target: Target, exc: BaseException) -> web.HTTPError:

@@ -1,7 +1,7 @@
 import { URLExt } from '@jupyterlab/coreutils';
 import { ServerConnection } from '@jupyterlab/services';
 
-import { ICluster, IPlot, ISource, IWorker } from './tokens';
+import { ICluster, IClusterLimits, IPlot, ISource, IWorker } from './tokens';
 
 /**
  * An API call failed; `message` is the server's explanation, fit to show to people.
@@ -46,10 +46,18 @@ export async function requestAPI<T>(
 }
 
 /**
+ * What `GET sources` answers: usable sources, then disabled ones, and warnings about the sources file.
+ */
+export interface ISourceListing {
+  sources: ISource[];
+  warnings: string[];
+}
+
+/**
  * The server's sources; with `check`, each scheduler's `/health` is asked first.
  */
-export async function listSources(check = false): Promise<ISource[]> {
-  return (await requestAPI<{ sources: ISource[] }>(check ? 'sources?check=1' : 'sources')).sources;
+export function listSources(check = false): Promise<ISourceListing> {
+  return requestAPI<ISourceListing>(check ? 'sources?check=1' : 'sources');
 }
 
 export function addSource(url: string, name?: string): Promise<ISource> {
@@ -59,8 +67,14 @@ export function addSource(url: string, name?: string): Promise<ISource> {
   });
 }
 
-export async function removeSource(id: string): Promise<void> {
-  await requestAPI<void>(`sources/${encodeURIComponent(id)}`, { method: 'DELETE' });
+/**
+ * Remove a source; resolves to a warning when the server could not change its sources file, else ''.
+ */
+export async function removeSource(id: string): Promise<string> {
+  const answer = await requestAPI<{ warning?: string } | null>(`sources/${encodeURIComponent(id)}`, {
+    method: 'DELETE'
+  });
+  return answer?.warning ?? '';
 }
 
 export async function listPlots(id: string): Promise<IPlot[]> {
@@ -100,8 +114,16 @@ export function proxyURL(source: string, path: string, pane?: string): string {
   return pane ? `${url}?dashdock-pane=${encodeURIComponent(pane)}` : url;
 }
 
-export async function listClusters(): Promise<ICluster[]> {
-  return (await requestAPI<{ clusters: ICluster[] }>('clusters')).clusters;
+/**
+ * What `GET clusters` answers: the clusters, and the limits every request is held to.
+ */
+export interface IClusterListing {
+  clusters: ICluster[];
+  limits: IClusterLimits;
+}
+
+export function listClusters(): Promise<IClusterListing> {
+  return requestAPI<IClusterListing>('clusters');
 }
 
 export function startCluster(options: { name?: string; workers?: number } = {}): Promise<ICluster> {

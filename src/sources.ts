@@ -3,7 +3,7 @@ import { IDisposable } from '@lumino/disposable';
 import { Poll } from '@lumino/polling';
 import { ISignal, Signal } from '@lumino/signaling';
 
-import { addSource, listPlots, listSources, removeSource } from './api';
+import { ISourceListing, addSource, listPlots, listSources, removeSource } from './api';
 import { IPlot, ISource, ISourcesModel } from './tokens';
 
 /**
@@ -25,6 +25,14 @@ export class SourcesModel implements ISourcesModel, IDisposable {
 
   get sources(): readonly ISource[] {
     return this._sources;
+  }
+
+  get disabled(): readonly ISource[] {
+    return this._disabled;
+  }
+
+  get warnings(): readonly string[] {
+    return [...this._serverWarnings, ...this._ownWarnings].filter(w => !this._dismissed.has(w));
   }
 
   get selected(): ISource | null {
@@ -62,13 +70,21 @@ export class SourcesModel implements ISourcesModel, IDisposable {
     const source = await addSource(url, name);
     const others = this._sources.filter(s => s.id !== source.id);
     this._selectedId = source.id;
-    this._update([...others, source], true);
+    this._note(source.warning);
+    this._update({ sources: [...others, source, ...this._disabled], warnings: this._serverWarnings }, true);
     return source;
   }
 
   async remove(id: string): Promise<void> {
-    await removeSource(id);
-    this._update(this._sources.filter(s => s.id !== id));
+    const warning = await removeSource(id);
+    this._note(warning);
+    const kept = [...this._sources, ...this._disabled].filter(s => s.id !== id);
+    this._update({ sources: kept, warnings: this._serverWarnings }, true);
+  }
+
+  dismissWarning(warning: string): void {
+    this._dismissed.add(warning);
+    this._changed.emit();
   }
 
   select(id: string | null): void {
@@ -84,9 +100,19 @@ export class SourcesModel implements ISourcesModel, IDisposable {
   }
 
   private async _check(): Promise<void> {
-    const sources = await listSources(true);
+    const listing = await listSources(true);
     if (!this.isDisposed) {
-      this._update(sources);
+      this._update(listing);
+    }
+  }
+
+  /**
+   * Keep a warning of an operation (a change the server could not save) until it is dismissed.
+   */
+  private _note(warning: string | undefined): void {
+    if (warning) {
+      this._dismissed.delete(warning);
+      this._ownWarnings = [...this._ownWarnings.filter(w => w !== warning), warning];
     }
   }
 
@@ -98,7 +124,10 @@ export class SourcesModel implements ISourcesModel, IDisposable {
     }
   }
 
-  private _update(sources: ISource[], force = false): void {
+  private _update(listing: ISourceListing, force = false): void {
+    // Disabled sources are listed, never selected or used: nothing can be opened from them.
+    const sources = listing.sources.filter(s => !s.disabled);
+    const disabled = listing.sources.filter(s => s.disabled);
     const selectionGone = !sources.some(s => s.id === this._selectedId);
     if (selectionGone) {
       this._selectedId = sources.length ? sources[0].id : null;
@@ -106,16 +135,25 @@ export class SourcesModel implements ISourcesModel, IDisposable {
     // The check time changes on every poll; only a change people can see is worth a signal.
     const visible = (list: readonly ISource[]) =>
       list.map(s => ({ ...s, health: { status: s.health.status, message: s.health.message } }));
-    if (!force && !selectionGone && JSONExt.deepEqual(visible(sources) as any, visible(this._sources) as any)) {
-      this._sources = sources;
+    const unchanged =
+      JSONExt.deepEqual(visible(sources) as any, visible(this._sources) as any) &&
+      JSONExt.deepEqual(disabled as any, this._disabled as any) &&
+      JSONExt.deepEqual(listing.warnings, this._serverWarnings);
+    this._sources = sources;
+    this._disabled = disabled;
+    this._serverWarnings = listing.warnings;
+    if (!force && !selectionGone && unchanged) {
       return;
     }
-    this._sources = sources;
     this._adjustFrequency();
     this._changed.emit();
   }
 
   private _sources: ISource[] = [];
+  private _disabled: ISource[] = [];
+  private _serverWarnings: string[] = [];
+  private _ownWarnings: string[] = [];
+  private _dismissed = new Set<string>();
   private _selectedId: string | null = null;
   private _checkInterval = 5000;
   private _retryInterval = 3000;

@@ -12,6 +12,13 @@ export interface ISource {
   health: { status: 'up' | 'down' | 'unknown'; message: string; checked: number };
   /** How often an open plot lost its connection to this dashboard (a scheduler restart, a crash). */
   lost: number;
+  /**
+   * Why this saved source cannot be used now (its host is no longer allowed, its entry is not
+   * readable). It stays saved, can be removed, and the proxy does not reach it.
+   */
+  disabled?: string;
+  /** The last change to this source was not saved (it would be gone after a server restart). */
+  warning?: string;
 }
 
 /**
@@ -34,8 +41,19 @@ export interface ICluster {
 /**
  * The clusters this server manages.
  */
+/**
+ * How many workers one managed cluster may have (its adaptive maximum included) and how many
+ * clusters may run at once; the server refuses a request beyond either, saying which.
+ */
+export interface IClusterLimits {
+  max_workers: number;
+  max_clusters: number;
+}
+
 export interface IClustersModel {
   readonly clusters: readonly ICluster[];
+  /** The server's limits on clusters, as last listed; null until the first listing. */
+  readonly limits: IClusterLimits | null;
   /** Operations under way, by cluster id ('new' for a cluster being started). */
   readonly busy: ReadonlySet<string>;
   /** The last failure, for people; empty when the last operation went well. */
@@ -93,7 +111,12 @@ export interface IPanePlacement {
  * The sources this Lab knows and the one selected in the sidebar.
  */
 export interface ISourcesModel {
+  /** The sources that can be used; selection, panes and plots only ever see these. */
   readonly sources: readonly ISource[];
+  /** Saved sources that cannot be used now, each with its reason in `disabled`. */
+  readonly disabled: readonly ISource[];
+  /** What people should know about the sources file (moved aside, a change not saved), not dismissed. */
+  readonly warnings: readonly string[];
   readonly selected: ISource | null;
   /** When the next health check runs (ms since the epoch), 0 when none is planned. */
   readonly nextCheck: number;
@@ -103,7 +126,10 @@ export interface ISourcesModel {
   /** Set how often sources are checked while all are up, and while one is down (seconds). */
   configure(intervals: { checkInterval: number; retryInterval: number }): void;
   add(url: string, name?: string): Promise<ISource>;
+  /** Remove a user-added source, usable or disabled. */
   remove(id: string): Promise<void>;
+  /** Stop showing a warning in this Lab. */
+  dismissWarning(warning: string): void;
   select(id: string | null): void;
   plots(id: string): Promise<IPlot[]>;
 }

@@ -9,6 +9,7 @@ import { CommandIDs, IPlot, IPlotPanes, ISource, ISourcesModel } from '../tokens
 
 const SIDEBAR_CLASS = 'jp-dashdock-Sidebar';
 const SELECTED_CLASS = 'jp-mod-selected';
+const DISABLED_CLASS = 'jp-mod-disabled';
 
 /** Topics in the order the sidebar shows them. */
 const GROUP_ORDER = ['tasks', 'memory', 'workers', 'gpu', 'other'];
@@ -104,6 +105,11 @@ export class DashdockSidebar extends Widget {
     this._addError.setAttribute('role', 'alert');
     fragment.appendChild(this._addError);
 
+    this._warnings = document.createElement('div');
+    this._warnings.className = 'jp-dashdock-SourceWarnings';
+    this._warnings.setAttribute('role', 'status');
+    fragment.appendChild(this._warnings);
+
     this._sourceList = document.createElement('ul');
     this._sourceList.className = 'jp-dashdock-SourceList';
     this._sourceList.setAttribute('aria-label', trans.__('Dashboard sources'));
@@ -164,12 +170,16 @@ export class DashdockSidebar extends Widget {
       });
       return;
     }
+    if (action?.dataset.action === 'dismiss-warning' && action.dataset.warning !== undefined) {
+      this._model.dismissWarning(action.dataset.warning);
+      return;
+    }
     if (action?.dataset.action === 'layout' && this._model.selected) {
       void this._commands.execute(CommandIDs.openLayout, { source: this._model.selected.id });
       return;
     }
     const sourceItem = target.closest<HTMLElement>('.jp-dashdock-Source');
-    if (sourceItem?.dataset.sourceId) {
+    if (sourceItem?.dataset.sourceId && !sourceItem.classList.contains(DISABLED_CLASS)) {
       this._model.select(sourceItem.dataset.sourceId);
       return;
     }
@@ -205,22 +215,91 @@ export class DashdockSidebar extends Widget {
         const name = document.createElement('span');
         name.className = 'jp-dashdock-Source-name';
         name.textContent = source.name;
-        const remove = document.createElement('button');
-        remove.className = 'jp-dashdock-Source-remove jp-Button jp-mod-minimal';
-        remove.dataset.action = 'remove';
-        remove.dataset.sourceId = source.id;
-        remove.textContent = '×';
-        remove.title = trans.__('Remove this source');
-        remove.setAttribute('aria-label', trans.__('Remove %1', source.name));
+        const unsaved = document.createElement('span');
+        unsaved.className = 'jp-dashdock-Source-unsaved';
+        unsaved.textContent = trans.__('not saved');
+        unsaved.title = source.warning ?? '';
         // Notebooks' clients and managed clusters go when they close: there is nothing to remove.
-        item.append(status, name, ...(source.kind === 'url' ? [remove] : []));
+        item.append(
+          status,
+          name,
+          ...(source.warning ? [unsaved] : []),
+          ...(source.kind === 'url' ? [this._removeButton(source)] : [])
+        );
         return item;
-      })
+      }),
+      ...this._model.disabled.map(source => this._disabledItem(source))
     );
+    this._renderWarnings();
     this._workers.setSource(selected);
     if (selected?.id !== this._plotsFor) {
       this._loadPlots(selected);
     }
+  }
+
+  /**
+   * A saved source that cannot be used now: listed with its reason so nothing vanishes unexplained,
+   * not selectable, and removable.
+   */
+  private _disabledItem(source: ISource): HTMLElement {
+    const trans = this._trans;
+    const item = document.createElement('li');
+    item.className = `jp-dashdock-Source ${DISABLED_CLASS}`;
+    item.dataset.sourceId = source.id;
+    item.dataset.kind = source.kind;
+    item.title = source.url
+      ? trans.__('%1 (disabled: %2)', source.url, source.disabled ?? '')
+      : trans.__('Disabled: %1', source.disabled ?? '');
+    const status = document.createElement('span');
+    status.className = 'jp-dashdock-Source-status jp-mod-disabled';
+    status.setAttribute('aria-label', trans.__('Disabled'));
+    const text = document.createElement('span');
+    text.className = 'jp-dashdock-Source-name';
+    const name = document.createElement('span');
+    name.textContent = source.name;
+    const reason = document.createElement('span');
+    reason.className = 'jp-dashdock-Source-reason';
+    reason.textContent = source.disabled ?? '';
+    text.append(name, reason);
+    item.append(status, text, this._removeButton(source));
+    return item;
+  }
+
+  private _removeButton(source: ISource): HTMLElement {
+    const trans = this._trans;
+    const remove = document.createElement('button');
+    remove.className = 'jp-dashdock-Source-remove jp-Button jp-mod-minimal';
+    remove.dataset.action = 'remove';
+    remove.dataset.sourceId = source.id;
+    remove.textContent = '×';
+    remove.title = trans.__('Remove this source');
+    remove.setAttribute('aria-label', trans.__('Remove %1', source.name));
+    return remove;
+  }
+
+  /**
+   * What the server says about the sources file (a file moved aside, a change not saved): these
+   * would otherwise be known to its log only.
+   */
+  private _renderWarnings(): void {
+    const trans = this._trans;
+    this._warnings.replaceChildren(
+      ...this._model.warnings.map(warning => {
+        const message = document.createElement('p');
+        message.className = 'jp-dashdock-SourceWarning';
+        const text = document.createElement('span');
+        text.textContent = warning;
+        const dismiss = document.createElement('button');
+        dismiss.className = 'jp-dashdock-SourceWarning-dismiss jp-Button jp-mod-minimal';
+        dismiss.dataset.action = 'dismiss-warning';
+        dismiss.dataset.warning = warning;
+        dismiss.textContent = '×';
+        dismiss.title = trans.__('Dismiss');
+        dismiss.setAttribute('aria-label', trans.__('Dismiss this warning'));
+        message.append(text, dismiss);
+        return message;
+      })
+    );
   }
 
   private _loadPlots(source: ISource | null): void {
@@ -309,6 +388,7 @@ export class DashdockSidebar extends Widget {
   private _trans: TranslationBundle;
   private _urlInput!: HTMLInputElement;
   private _addError!: HTMLElement;
+  private _warnings!: HTMLElement;
   private _sourceList!: HTMLUListElement;
   private _filter!: HTMLInputElement;
   private _plotList!: HTMLElement;
