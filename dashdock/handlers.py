@@ -16,6 +16,7 @@ from tornado import web
 
 from .clusters import ClusterError, ClusterManager, parse_adapt, parse_count
 from .errors import UserFacingError
+from .listing import listing
 from .panes import ALLOWED_INTERVALS, PaneRegistry, PaneState
 from .registry import SourceError, SourceRegistry
 from .targets import is_text
@@ -76,13 +77,13 @@ class SourcesHandler(_DashdockAPIHandler):
     @authorized
     async def get(self) -> None:
         """The sources, usable ones first, then saved ones that are disabled (``"disabled": reason``),
-        and ``warnings`` about the sources file; with ``?check=1`` each usable source's ``/health`` is
-        asked first (all at once)."""
+        and ``warnings`` about the sources file; with ``?check=1`` the health of those that need it
+        most is checked first (health.py); with ``?since=<version>`` only what changed (listing.py)."""
         if self.get_query_argument("check", "0") == "1":
             await self.registry.check_all()
-        sources = [source.to_json() for source in self.registry.list()]
-        sources += [source.to_json() for source in self.registry.disabled()]
-        self.finish(json.dumps({"sources": sources, "warnings": self.registry.warnings}))
+        since = self.get_query_argument("since", None)
+        answer = listing(self.registry.list(), self.registry.disabled(), self.registry.warnings, since)
+        self.finish(json.dumps(answer))
 
     @web.authenticated
     @authorized

@@ -15,6 +15,7 @@ from pathlib import Path
 from .catalog import Plot, parse_catalog
 from .errors import UserFacingError
 from .health import HealthRounds
+from .listing import next_version
 from .store import Row, SourcesStore, StoreError
 from .targets import Allowlist, DashboardURL, Target, TargetError, parse_dashboard_url
 from .upstream import UnreadableDocument, UpstreamClient, UpstreamError
@@ -38,6 +39,9 @@ class Health:
         return {"status": self.status, "message": self.message, "checked": self.checked}
 
 
+_VISIBLE_FIELDS = frozenset({"name", "kind", "dashboard", "lost", "warning"})
+
+
 @dataclass
 class Source:
     """A dashboard: the target to connect to and the path of the dashboard root on it."""
@@ -49,6 +53,21 @@ class Source:
     health: Health = field(default_factory=Health)
     lost: int = 0  # how often an open plot lost its dashboard connection (a restart, a crash)
     warning: str = ""  # for people: the last change to this source could not be saved
+    version: int = field(default=0, init=False, compare=False)  # of its last visible change (listing.py)
+
+    def __post_init__(self) -> None:
+        self.version = next_version()
+
+    def __setattr__(self, name: str, value: object) -> None:
+        # Every visible change gets a new version, wherever it is made; a health check that finds
+        # what the last one found (only its time moves) is no change.
+        old = self.__dict__.get(name)
+        object.__setattr__(self, name, value)
+        if name in _VISIBLE_FIELDS and old != value:
+            object.__setattr__(self, "version", next_version())
+        elif name == "health" and isinstance(old, Health) and isinstance(value, Health):
+            if (old.status, old.message) != (value.status, value.message):
+                object.__setattr__(self, "version", next_version())
 
     @property
     def target(self) -> Target:

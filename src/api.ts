@@ -51,13 +51,22 @@ export async function requestAPI<T>(
 export interface ISourceListing {
   sources: ISource[];
   warnings: string[];
+  /** What the listing reflects; a later `since` asks only for what changed after it. */
+  version?: string;
+  /**
+   * With `since`: the ids of all usable sources, in order; `sources` then holds only the usable
+   * ones that changed, and every disabled one.
+   */
+  ids?: string[];
 }
 
 /**
- * The server's sources; with `check`, each scheduler's `/health` is asked first.
+ * The server's sources; with `check`, the health of those that need it most is asked first; with
+ * `since` (a listing's version), only what changed after it.
  */
-export function listSources(check = false): Promise<ISourceListing> {
-  return requestAPI<ISourceListing>(check ? 'sources?check=1' : 'sources');
+export function listSources(check = false, since?: string): Promise<ISourceListing> {
+  const query = [check ? 'check=1' : '', since ? `since=${encodeURIComponent(since)}` : ''].filter(Boolean);
+  return requestAPI<ISourceListing>(query.length ? `sources?${query.join('&')}` : 'sources');
 }
 
 export function addSource(url: string, name?: string): Promise<ISource> {

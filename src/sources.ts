@@ -100,9 +100,9 @@ export class SourcesModel implements ISourcesModel, IDisposable {
   }
 
   private async _check(): Promise<void> {
-    const listing = await listSources(true);
+    const listing = await listSources(true, this._version);
     if (!this.isDisposed) {
-      this._update(listing);
+      this._update(Private.merged(listing, this._sources));
     }
   }
 
@@ -125,6 +125,7 @@ export class SourcesModel implements ISourcesModel, IDisposable {
   }
 
   private _update(listing: ISourceListing, force = false): void {
+    this._version = listing.version;
     // Disabled sources are listed, never selected or used: nothing can be opened from them.
     const sources = listing.sources.filter(s => !s.disabled);
     const disabled = listing.sources.filter(s => s.disabled);
@@ -149,6 +150,7 @@ export class SourcesModel implements ISourcesModel, IDisposable {
     this._changed.emit();
   }
 
+  private _version: string | undefined = undefined;
   private _sources: ISource[] = [];
   private _disabled: ISource[] = [];
   private _serverWarnings: string[] = [];
@@ -159,4 +161,27 @@ export class SourcesModel implements ISourcesModel, IDisposable {
   private _retryInterval = 3000;
   private _poll: Poll;
   private _changed = new Signal<ISourcesModel, void>(this);
+}
+
+namespace Private {
+  /**
+   * A whole listing from a poll that got only what changed: the changed sources replace the ones
+   * known, in the server's order. A listing that is whole already is returned as it is.
+   */
+  export function merged(listing: ISourceListing, known: readonly ISource[]): ISourceListing {
+    if (!listing.ids) {
+      return listing;
+    }
+    const byId = new Map(known.map(source => [source.id, source]));
+    const disabled: ISource[] = [];
+    for (const source of listing.sources) {
+      if (source.disabled) {
+        disabled.push(source);
+      } else {
+        byId.set(source.id, source);
+      }
+    }
+    const usable = listing.ids.map(id => byId.get(id)).filter((s): s is ISource => s !== undefined);
+    return { sources: [...usable, ...disabled], warnings: listing.warnings, version: listing.version };
+  }
 }

@@ -268,3 +268,25 @@ class TestMalformedValues:
         for query in (f"dashboard={value}", f"dashboard=http://127.0.0.1:1&kernel={value}"):
             response = await jupyter.fetch(f"dashdock/api/summary?{query}".replace("\ud800", "%ED%A0%80"))
             assert response.code < 500 or response.code in (502, 504), (query, response.code)
+
+
+async def test_a_poll_since_its_last_version_gets_only_what_changed(
+    jupyter: Jupyter, jp_serverapp: Any, fake_dashboard: FakeDashboard
+) -> None:
+    registry = _registry(jp_serverapp)
+    for i in range(300):
+        registry.point(f"few{i:08d}", f"few {i}", "cluster", f"{fake_dashboard.url}/s{i}")
+    _, whole = await jupyter.api("GET", "sources")
+    assert len(whole["sources"]) == 300 and "ids" not in whole
+    _, quiet = await jupyter.api("GET", f"sources?since={whole['version']}")
+    assert quiet["sources"] == [] and len(quiet["ids"]) == 300
+    # A check that finds what the last one found changes nothing people see; a rename does.
+    await jupyter.api("GET", "sources?check=1")
+    registry.point("few00000007", "renamed", "cluster", f"{fake_dashboard.url}/s7")
+    registry.unregister("few00000009")
+    _, delta = await jupyter.api("GET", f"sources?check=1&since={quiet['version']}")
+    assert [source["name"] for source in delta["sources"]] == ["renamed"]
+    assert len(delta["ids"]) == 299 and "few00000009" not in delta["ids"]
+    # A version from another server (or before a restart) gets everything.
+    _, again = await jupyter.api("GET", "sources?since=feedbeef.1")
+    assert len(again["sources"]) == 299 and "ids" not in again
