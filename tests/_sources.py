@@ -11,16 +11,11 @@ import signal
 import socket
 import subprocess
 import sys
-import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-import tornado.httpserver
-import tornado.testing
-import tornado.web
-from _support import PLOTS_JSON
 from tornado.httpclient import HTTPClientError, HTTPRequest
 from tornado.simple_httpclient import SimpleAsyncHTTPClient
 
@@ -45,46 +40,6 @@ async def restarted(
         yield registry
     finally:
         await client.close()
-
-
-class _Plots(tornado.web.RequestHandler):
-    def get(self) -> None:
-        self.finish(PLOTS_JSON)
-
-
-class ManyDashboards:
-    """Dashboards without end on one port: ``/d0``, ``/d1``, ... each list plots, so each is a source."""
-
-    def __init__(self) -> None:
-        self._ready = threading.Event()
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._thread = threading.Thread(target=self._run, name="many-dashboards", daemon=True)
-        self.port = 0
-
-    def url(self, n: int) -> str:
-        return f"http://127.0.0.1:{self.port}/d{n}"
-
-    def start(self) -> ManyDashboards:
-        self._thread.start()
-        self._ready.wait(10)
-        return self
-
-    def stop(self) -> None:
-        if self._loop is not None:
-            self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(10)
-
-    def _run(self) -> None:
-        self._loop = asyncio.new_event_loop()
-        asyncio.set_event_loop(self._loop)
-        app = tornado.web.Application([(r"/d[0-9]+/individual-plots\.json", _Plots)])
-        sock, self.port = tornado.testing.bind_unused_port(address="127.0.0.1")
-        server = tornado.httpserver.HTTPServer(app)
-        server.add_socket(sock)
-        self._ready.set()
-        self._loop.run_forever()
-        server.stop()
-        self._loop.close()
 
 
 def _free_port() -> int:

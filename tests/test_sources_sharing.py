@@ -12,22 +12,23 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from _sources import ManyDashboards, ServerProcess, restarted
+from _dashboards import FakeDashboard
+from _sources import ServerProcess, restarted
 from _support import Jupyter, RecordingUpstream, WarningsLog
 
 
 @pytest.fixture(scope="module")
-def many() -> Iterator[ManyDashboards]:
-    dashboards = ManyDashboards().start()
+def many() -> Iterator[FakeDashboard]:
+    dashboards = FakeDashboard()
     yield dashboards
-    dashboards.stop()
+    dashboards.close()
 
 
 async def test_two_servers_on_one_file_keep_each_others_adds(
     jupyter: Jupyter,
     sources_file: Path,
     recorder: RecordingUpstream,
-    many: ManyDashboards,
+    many: FakeDashboard,
     bokeh_cache: Path,
     tmp_path: Path,
 ) -> None:
@@ -37,8 +38,8 @@ async def test_two_servers_on_one_file_keep_each_others_adds(
         first = await jupyter.add_source(recorder.url)
         code, second = await other.api("POST", "sources", {"url": f"{recorder.url}/sub/dash"})
         assert code == 201
-        third = await jupyter.add_source(many.url(1))
-        code, fourth = await other.api("POST", "sources", {"url": many.url(2)})
+        third = await jupyter.add_source(many.prefixed(1))
+        code, fourth = await other.api("POST", "sources", {"url": many.prefixed(2)})
         assert code == 201
     finally:
         other.stop()
@@ -54,7 +55,7 @@ ADDERS_PER_SERVER = 4
 
 
 async def test_servers_killed_during_concurrent_adds_lose_no_acknowledged_source(
-    many: ManyDashboards, bokeh_cache: Path, tmp_path: Path
+    many: FakeDashboard, bokeh_cache: Path, tmp_path: Path
 ) -> None:
     sources_file = tmp_path / "shared" / "sources.db"
     servers = [ServerProcess(sources_file, bokeh_cache, tmp_path / f"server-{n}") for n in range(2)]
@@ -66,7 +67,7 @@ async def test_servers_killed_during_concurrent_adds_lose_no_acknowledged_source
     async def add_until_killed(server: ServerProcess) -> None:
         while True:
             try:
-                code, body = await server.api("POST", "sources", {"url": many.url(next(numbers))})
+                code, body = await server.api("POST", "sources", {"url": many.prefixed(next(numbers))})
             except OSError:
                 return  # the server is gone; what it had not answered was never acknowledged
             assert code == 201, body

@@ -120,6 +120,16 @@ class Lab:
             text = response.read()
             return json.loads(text) if text else None
 
+    def write_notebook(self, path: str, cells: list[str]) -> None:
+        """Save a Python notebook of code cells (not run yet) at ``path`` on the server."""
+        code = [
+            {"cell_type": "code", "source": source, "metadata": {}, "outputs": [], "execution_count": None}
+            for source in cells
+        ]
+        kernelspec = {"name": "python3", "display_name": "Python 3", "language": "python"}
+        content = {"cells": code, "metadata": {"kernelspec": kernelspec}, "nbformat": 4, "nbformat_minor": 5}
+        self.api(f"api/contents/{path}", "PUT", {"type": "notebook", "content": content})
+
 
 def start_lab(tmp: Path, base_url: str = "/") -> Lab:
     port = free_port()

@@ -10,12 +10,11 @@ what matters is checked on the server too: no kernel started, no file written.
 from __future__ import annotations
 
 import json
-import urllib.request
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from conftest import TOKEN, Lab, open_lab, screenshot
+from conftest import Lab, open_lab, screenshot
 from distributed import Client, LocalCluster
 from helpers import pane, pane_frame
 from hostile import HostileDashboard
@@ -128,7 +127,7 @@ def test_a_hostile_plot_under_a_notebook_cell_cannot_act_as_the_user(
         "text/plain": "a plot",
     }
     code = f"from IPython.display import display\ndisplay({bundle!r}, raw=True)"
-    _write_notebook(lab, "hostile.ipynb", code)
+    lab.write_notebook("hostile.ipynb", [code])
     page = open_lab(browser, lab, "hostile-output")
     page.evaluate("() => window.jupyterapp.commands.execute('docmanager:open', {path: 'hostile.ipynb'})")
     page.wait_for_selector(
@@ -181,24 +180,3 @@ def test_a_task_key_rendered_by_daskss_exceptions_plot_cannot_reach_the_lab(
 
 def _fail(message: str) -> None:
     raise ValueError(message)
-
-
-def _write_notebook(lab: Lab, path: str, code: str) -> None:
-    cell = {"cell_type": "code", "source": code, "metadata": {}, "outputs": [], "execution_count": None}
-    kernelspec = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    notebook = {
-        "type": "notebook",
-        "content": {
-            "cells": [cell],
-            "metadata": {"kernelspec": kernelspec},
-            "nbformat": 4,
-            "nbformat_minor": 5,
-        },
-    }
-    request = urllib.request.Request(
-        f"{lab.url}api/contents/{path}",
-        method="PUT",
-        data=json.dumps(notebook).encode(),
-        headers={"Authorization": f"token {TOKEN}", "Content-Type": "application/json"},
-    )
-    urllib.request.urlopen(request, timeout=30).close()

@@ -4,12 +4,10 @@ JupyterHub."""
 
 from __future__ import annotations
 
-import json
 import re
-import urllib.request
 
 import pytest
-from conftest import TOKEN, Lab, open_lab, screenshot
+from conftest import Lab, open_lab, screenshot
 from helpers import drag_to, open_sidebar, pane, wait_for_bokeh_plot
 from playwright.sync_api import Browser, Frame, Page, expect
 
@@ -24,34 +22,6 @@ CELLS = [
     "futures = client.map(lambda x: time.sleep(0.02) or x, range(3000))\n"
     "total = client.submit(sum, futures)",
 ]
-
-
-def _write_notebook(lab: Lab, path: str) -> None:
-    notebook = {
-        "type": "notebook",
-        "content": {
-            "cells": [
-                {
-                    "cell_type": "code",
-                    "source": source,
-                    "metadata": {},
-                    "outputs": [],
-                    "execution_count": None,
-                }
-                for source in CELLS
-            ],
-            "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
-            "nbformat": 4,
-            "nbformat_minor": 5,
-        },
-    }
-    request = urllib.request.Request(
-        f"{lab.url}api/contents/{path}",
-        method="PUT",
-        data=json.dumps(notebook).encode(),
-        headers={"Authorization": f"token {TOKEN}", "Content-Type": "application/json"},
-    )
-    urllib.request.urlopen(request, timeout=30).close()
 
 
 def _run_all(page: Page, path: str) -> None:
@@ -72,7 +42,7 @@ def _frame_of(page: Page, selector: str) -> Frame:
 
 @pytest.mark.parametrize("lab", ["/user/alice/"], indirect=True)
 def test_a_notebooks_client_repr_chips_source_and_inline_plot(browser: Browser, lab: Lab) -> None:
-    _write_notebook(lab, "analysis.ipynb")
+    lab.write_notebook("analysis.ipynb", CELLS)
     page = open_lab(browser, lab, "notebook-repr")
     _run_all(page, "analysis.ipynb")
 
