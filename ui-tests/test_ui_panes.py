@@ -16,7 +16,7 @@ from helpers import (
     plot_item,
     wait_for_bokeh_plot,
 )
-from playwright.sync_api import Browser, expect
+from playwright.sync_api import Browser, Page, expect
 
 KEY_PLOTS = ["Task Stream", "Progress", "Workers Memory", "Graph"]
 
@@ -89,29 +89,44 @@ def test_drag_plot_to_right_half(browser: Browser, lab: Lab, dask_cluster: DaskC
     page.context.close()
 
 
-def _saved_layout(lab: Lab, workspace: str) -> tuple[int, str]:
-    """How many dashdock panes the saved workspace has (tracked and placed), and its main-area layout."""
+def _saved_layout(lab: Lab, workspace: str) -> object:
+    """The shape of the main area in the saved workspace: splits and their tabs' restorer names."""
     request = urllib.request.Request(
         f"{lab.url}lab/api/workspaces/{workspace}", headers={"Authorization": f"token {TOKEN}"}
     )
     with urllib.request.urlopen(request, timeout=10) as response:
         data = json.loads(response.read())["data"]
-    tracked = [key for key in data if key.startswith("dashdock-plots:")]
-    placed = json.dumps(data.get("layout-restorer:data", {}).get("main", {}), sort_keys=True)
-    return sum(1 for key in tracked if key in placed), placed
+    return _shape(data.get("layout-restorer:data", {}).get("main", {}).get("dock"))
 
 
-def _wait_for_saved_layout(lab: Lab, workspace: str, panes: int) -> None:
-    """Until the workspace holds every pane and its layout has stopped changing (Lab saves it in
-    steps while panes are placed; a reload in between restores an intermediate layout)."""
-    deadline = time.monotonic() + 30
-    previous = ""
-    while time.monotonic() < deadline:
-        count, placed = _saved_layout(lab, workspace)
-        if count >= panes and placed == previous:
-            return
-        previous = placed if count >= panes else ""
-        time.sleep(1.5)
+def _shape(area: object) -> object:
+    if not isinstance(area, dict):
+        return None
+    if area.get("type") == "tab-area":
+        return [str(widget) for widget in area.get("widgets", [])]
+    return {area.get("orientation", ""): [_shape(child) for child in area.get("children", [])]}
+
+
+# The live main area in the same shape (a pane's restorer name is the tracker namespace and its id).
+_LIVE_SHAPE = """() => {
+  const shape = area => {
+    if (!area) { return null; }
+    if (area.type === 'tab-area') { return area.widgets.map(w => 'dashdock-plots:' + w.id); }
+    return {[area.orientation]: area.children.map(shape)};
+  };
+  return shape(window.jupyterapp.shell.saveLayout().mainArea.dock.main);
+}"""
+
+
+def _wait_for_saved_layout(page: Page, lab: Lab, workspace: str, panes: int) -> None:
+    """Until the saved workspace holds the layout on screen: Lab saves it in steps while panes are
+    placed, and a reload in between restores an intermediate layout."""
+    deadline = time.monotonic() + 60
+    live = page.evaluate(_LIVE_SHAPE)
+    assert json.dumps(live).count("dashdock-plots:") == panes, live
+    while _saved_layout(lab, workspace) != live:
+        assert time.monotonic() < deadline, (_saved_layout(lab, workspace), live)
+        time.sleep(0.5)
 
 
 def test_default_layout_then_reload_restores_panes(
@@ -135,7 +150,7 @@ def test_default_layout_then_reload_restores_panes(
     assert bottom_left["y"] > top_left["y"] + 50 and abs(bottom_left["x"] - top_left["x"]) < 10  # type: ignore[index]
     assert bottom_right["y"] > top_right["y"] + 50 and abs(bottom_right["x"] - top_right["x"]) < 10  # type: ignore[index]
 
-    _wait_for_saved_layout(lab, "restore", len(KEY_PLOTS))
+    _wait_for_saved_layout(page, lab, "restore", len(KEY_PLOTS))
     page.reload()
     wait_for_lab(page)
     for name in KEY_PLOTS:
