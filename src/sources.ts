@@ -68,6 +68,7 @@ export class SourcesModel implements ISourcesModel, IDisposable {
 
   async add(url: string, name?: string): Promise<ISource> {
     const source = await addSource(url, name);
+    this._edits++;
     const others = this._sources.filter(s => s.id !== source.id);
     this._selectedId = source.id;
     this._note(source.warning);
@@ -77,6 +78,7 @@ export class SourcesModel implements ISourcesModel, IDisposable {
 
   async remove(id: string): Promise<void> {
     const warning = await removeSource(id);
+    this._edits++;
     this._note(warning);
     const kept = [...this._sources, ...this._disabled].filter(s => s.id !== id);
     this._update({ sources: kept, warnings: this._serverWarnings }, true);
@@ -100,8 +102,11 @@ export class SourcesModel implements ISourcesModel, IDisposable {
   }
 
   private async _check(): Promise<void> {
+    const edits = this._edits;
     const listing = await listSources(true, this._version);
-    if (!this.isDisposed) {
+    // A listing made before this Lab added or removed a source would undo that change until the
+    // next poll (an added source vanishing, its selection lost): drop it, the next poll is fresh.
+    if (!this.isDisposed && edits === this._edits) {
       this._update(Private.merged(listing, this._sources));
     }
   }
@@ -151,6 +156,7 @@ export class SourcesModel implements ISourcesModel, IDisposable {
   }
 
   private _version: string | undefined = undefined;
+  private _edits = 0;
   private _sources: ISource[] = [];
   private _disabled: ISource[] = [];
   private _serverWarnings: string[] = [];
