@@ -98,6 +98,7 @@ class JupyterServer:
         extra_extensions: dict[str, bool] | None = None,
         extra_env: dict[str, str] | None = None,
         extra_args: tuple[str, ...] = (),
+        sources_file: str = "",
     ) -> None:
         self.port = free_port()
         self.tmp = tmp or tempfile.mkdtemp(prefix="dashdock-bench-")
@@ -126,7 +127,7 @@ class JupyterServer:
             f"--ServerApp.root_dir={self.tmp}",
             "--ServerApp.log_level=WARN",
             f"--ServerApp.jpserver_extensions={extensions}",
-            "--DashdockApp.sources_file=",
+            f"--DashdockApp.sources_file={sources_file}",  # "": sources not kept, unless a bench wants them
             *extra_args,
         ]
         self.log = open(f"{self.tmp}/server.log", "wb")

@@ -161,9 +161,7 @@ def main() -> None:
     try:
         with (
             Upstream("dashboard") as dashboard,
-            JupyterServer(
-                with_jsp=False, extra_args=(f"--DashdockApp.sources_file={sources}/sources",)
-            ) as server,
+            JupyterServer(with_jsp=False, sources_file=f"{sources}/sources.db") as server,
         ):
             asyncio.run(server.wait_ready())
             asyncio.run(run(server, dashboard))

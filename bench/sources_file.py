@@ -13,17 +13,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import shutil
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import aiohttp
-from _common import AUTH, HOST, TOKEN, Upstream, free_port, heading, stop, table, wait_for_port
+from _common import AUTH, HOST, JupyterServer, Upstream, heading, table
 
 SIZES = (10, 10_000)
 ROUNDS = 3
@@ -34,36 +30,6 @@ def seed(sources_file: Path, count: int, upstream: str) -> None:
     sources_file.parent.mkdir(parents=True)
     entries = [{"url": f"{upstream}/seed{i}", "name": f"Seeded {i}"} for i in range(count)]
     sources_file.write_text(json.dumps({"sources": entries}))
-
-
-def start_server(tmp: Path, sources_file: Path) -> tuple[subprocess.Popen[bytes], int]:
-    port = free_port()
-    env = {
-        **os.environ,
-        "JUPYTER_CONFIG_DIR": f"{tmp}/config",
-        "JUPYTER_DATA_DIR": f"{tmp}/data",
-        "JUPYTER_RUNTIME_DIR": f"{tmp}/runtime",
-        "JUPYTER_PLATFORM_DIRS": "1",
-    }
-    argv = [
-        sys.executable,
-        "-m",
-        "jupyter",
-        "server",
-        f"--port={port}",
-        f"--ip={HOST}",
-        "--no-browser",
-        f"--ServerApp.token={TOKEN}",
-        "--ServerApp.allow_root=True",
-        f"--ServerApp.root_dir={tmp}",
-        "--ServerApp.log_level=WARN",
-        "--ServerApp.jpserver_extensions={'dashdock': True}",
-        f"--DashdockApp.sources_file={sources_file}",
-        "--DashdockApp.kernel_integration=False",
-    ]
-    proc = subprocess.Popen(argv, env=env, cwd=tmp, stdin=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    wait_for_port(port, proc)
-    return proc, port
 
 
 async def first_listing(port: int, timeout: float = 300) -> int:
@@ -101,17 +67,17 @@ async def one_server(size: int, upstream: str, tag: str) -> tuple[list[float], f
     tmp = Path(tempfile.mkdtemp(prefix="dashdock-bench-sources-"))
     sources_file = tmp / "dashdock" / "sources.json"
     seed(sources_file, size - 1, upstream)
-    try:
-        started = time.perf_counter()
-        proc, port = start_server(tmp, sources_file)
-        try:
-            await first_listing(port)
-            start_seconds = time.perf_counter() - started
-            return await timed_adds(port, upstream, tag), start_seconds
-        finally:
-            stop(proc)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+    started = time.perf_counter()
+    # JupyterServer removes its directory (the sources file's too) when it stops.
+    with JupyterServer(
+        with_jsp=False,
+        tmp=str(tmp),
+        sources_file=str(sources_file),
+        extra_args=("--DashdockApp.kernel_integration=False",),
+    ) as server:
+        await first_listing(server.port)
+        start_seconds = time.perf_counter() - started
+        return await timed_adds(server.port, upstream, tag), start_seconds
 
 
 async def main() -> None:
