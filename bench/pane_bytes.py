@@ -40,7 +40,7 @@ from _common import (
 )
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from dashdock.bokeh_static import local_js_dir
+from dashdock.proxy.bokehjs.serve import local_js_dir
 
 PANE = "/individual-task-stream"
 BROWSER = {

@@ -8,22 +8,22 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ._version import __version__
+from dashdock._version import __version__
 
 if TYPE_CHECKING:
-    from .app import DashdockApp
-    from .kernel.show import show
+    from dashdock.app import DashdockApp
+    from dashdock.kernel.show import show
 
 __all__ = ["DashdockApp", "__version__", "show"]
 
 
 def __getattr__(name: str) -> Any:
     if name == "DashdockApp":
-        from .app import DashdockApp
+        from dashdock.app import DashdockApp
 
         return DashdockApp
     if name == "show":
-        from .kernel.show import show
+        from dashdock.kernel.show import show
 
         return show
     raise AttributeError(f"module 'dashdock' has no attribute {name!r}")
@@ -34,6 +34,6 @@ def _jupyter_labextension_paths() -> list[dict[str, str]]:
 
 
 def _jupyter_server_extension_points() -> list[dict[str, object]]:
-    from .app import DashdockApp
+    from dashdock.app import DashdockApp
 
     return [{"module": "dashdock", "app": DashdockApp}]

@@ -13,18 +13,24 @@ from jupyter_server.extension.application import ExtensionApp
 from jupyter_server.utils import url_path_join
 from traitlets import Bool, Dict, Float, Int, List, Unicode, default
 
-from .bokeh_static import LocalBokehJS
-from .capabilities import Capabilities
-from .clusters import ClusterError, ClusterFactory, ClusterLimits, ClusterManager, usable_cores
-from .handlers import API_ROUTES
-from .kernel.protocol import CLIENTS_DIR_VARIABLE, PRELOAD_VARIABLE
-from .kernel_clients import KernelClients
-from .kernel_handlers import KERNEL_API_ROUTES
-from .panes import PaneRegistry
-from .proxy import ProxyHandler, ProxySettings, ViewHandler
-from .registry import SourceError, SourceRegistry
-from .targets import DEFAULT_ALLOWED_TARGETS, Allowlist
-from .upstream import Timeouts, UpstreamClient
+from dashdock.clusters.manager import (
+    ClusterError,
+    ClusterFactory,
+    ClusterLimits,
+    ClusterManager,
+    usable_cores,
+)
+from dashdock.kernel.protocol import CLIENTS_DIR_VARIABLE, PRELOAD_VARIABLE
+from dashdock.notebook.discovery import KernelClients
+from dashdock.notebook.handlers import KERNEL_API_ROUTES
+from dashdock.panes.state import PaneRegistry
+from dashdock.proxy.bokehjs.serve import LocalBokehJS
+from dashdock.proxy.capabilities import Capabilities
+from dashdock.proxy.handler import ProxyHandler, ProxySettings, ViewHandler
+from dashdock.sources.handlers import API_ROUTES
+from dashdock.sources.registry import SourceError, SourceRegistry
+from dashdock.targets import DEFAULT_ALLOWED_TARGETS, Allowlist
+from dashdock.upstream import Timeouts, UpstreamClient
 
 _DASHBOARD_LINK_VARIABLE = "DASK_DISTRIBUTED__DASHBOARD__LINK"
 _DASK_DEFAULT_LINK = "{scheme}://{host}:{port}/status"

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import aiohttp
 from tornado import web
 
-from .targets import Target
+from dashdock.targets import Target
 
 # The largest document a probe reads: Dask's plot list is ~2 KB, a worker table of 1,000 workers
 # ~0.5 MB. Past this the answer is refused, not truncated (a cut document would mislead).

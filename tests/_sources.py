@@ -19,7 +19,7 @@ from typing import Any
 from tornado.httpclient import HTTPClientError, HTTPRequest
 from tornado.simple_httpclient import SimpleAsyncHTTPClient
 
-from dashdock.registry import SourceRegistry
+from dashdock.sources.registry import SourceRegistry
 from dashdock.targets import DEFAULT_ALLOWED_TARGETS, Allowlist
 from dashdock.upstream import Timeouts, UpstreamClient
 

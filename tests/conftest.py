@@ -15,7 +15,7 @@ from distributed import LocalCluster
 from tornado.simple_httpclient import SimpleAsyncHTTPClient
 from traitlets.config import Config
 
-from dashdock.bokeh_static import local_js_dir
+from dashdock.proxy.bokehjs.serve import local_js_dir
 
 # pytest-jupyter has no entry point: its server fixtures are loaded here.
 pytest_plugins = ["pytest_jupyter.jupyter_server"]
@@ -98,7 +98,7 @@ def bokeh_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     assert js_dir is not None
     names = sorted(p.name for p in js_dir.glob("bokeh*.min.js"))
     subprocess.run(
-        [sys.executable, "-m", "dashdock.precompress", str(js_dir), str(cache), *names],
+        [sys.executable, "-m", "dashdock.proxy.bokehjs.precompress", str(js_dir), str(cache), *names],
         check=True,
         timeout=600,
     )

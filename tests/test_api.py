@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from _support import Jupyter, RecordingUpstream, closed_loopback_port
 
-from dashdock.catalog import GROUPS
+from dashdock.sources.catalog import GROUPS
 
 
 async def test_a_dashboard_added_by_any_of_its_urls_is_one_source(

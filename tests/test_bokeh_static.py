@@ -17,8 +17,8 @@ import brotli
 import pytest
 from _support import Jupyter
 
-from dashdock.bokeh_static import IMMUTABLE, LocalBokehJS, local_js_dir
-from dashdock.precompress import cache_name
+from dashdock.proxy.bokehjs.precompress import cache_name
+from dashdock.proxy.bokehjs.serve import IMMUTABLE, LocalBokehJS, local_js_dir
 
 SMALL = "bokeh-gl.min.js"  # the smallest BokehJS file keeps these tests quick
 COMPRESS: dict[str, Callable[[bytes], bytes]] = {"gz": gzip.compress, "br": brotli.compress}
@@ -51,7 +51,7 @@ def _js_dir_with_one_file(tmp_path: Path) -> tuple[Path, bytes, str]:
 def test_precompressed_bokehjs_decompresses_to_the_very_file(tmp_path: Path) -> None:
     js_dir, raw, version = _js_dir_with_one_file(tmp_path)
     cache = tmp_path / "cache"
-    command = [sys.executable, "-m", "dashdock.precompress", str(js_dir), str(cache), SMALL]
+    command = [sys.executable, "-m", "dashdock.proxy.bokehjs.precompress", str(js_dir), str(cache), SMALL]
     subprocess.run(command, check=True, timeout=300)
     zopfli_body = (cache / cache_name(version, SMALL, "gz")).read_bytes()
     brotli_body = (cache / cache_name(version, SMALL, "br")).read_bytes()

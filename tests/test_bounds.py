@@ -17,7 +17,7 @@ import pytest
 from _dashboards import FakeDashboard
 from _support import Jupyter
 
-from dashdock.registry import Health
+from dashdock.sources.registry import Health
 
 
 @pytest.fixture

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from dashdock.catalog import GROUPS, Plot, display_name, group_of, parse_catalog
+from dashdock.sources.catalog import GROUPS, Plot, display_name, group_of, parse_catalog
 
 
 @pytest.mark.parametrize(

@@ -33,7 +33,7 @@ def host_processes() -> list[int]:
     found = []
     for process in alive(cluster_processes()):
         try:
-            if "dashdock.cluster_host" in process.cmdline():
+            if "dashdock.clusters.host" in process.cmdline():
                 found.append(process.pid)
         except psutil.NoSuchProcess:  # it ended between the listing and the look
             continue
@@ -194,7 +194,7 @@ class TestMaxClusters:
 
         async def counted_spawn(*args: Any, **kwargs: Any) -> asyncio.subprocess.Process:
             process = await spawn(*args, **kwargs)
-            if "dashdock.cluster_host" in args:
+            if "dashdock.clusters.host" in args:
                 started.append(process.pid)
             return process
 

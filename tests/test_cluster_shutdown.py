@@ -229,7 +229,7 @@ def test_when_the_server_stops_every_managed_cluster_and_its_workers_are_gone(
         assert sorted(c["name"] for c in body["clusters"]) == ["First", "Second"]
 
         processes = descendants(server.proc.pid)
-        hosts = [proc for proc in processes if "dashdock.cluster_host" in proc.command]
+        hosts = [proc for proc in processes if "dashdock.clusters.host" in proc.command]
         assert len(hosts) == 2, processes
         # Each host runs a LocalCluster with processes: at least one worker process under each.
         assert len(processes) >= 4, processes

@@ -1,7 +1,7 @@
 """Managed Dask clusters through {base_url}dashdock/api/clusters: start, see, scale, adapt, stop.
 
 Every cluster here is real: a ``distributed.LocalCluster`` in a host process that the Jupyter server
-under test starts (``python -m dashdock.cluster_host``), with one worker to keep the suite quick.
+under test starts (``python -m dashdock.clusters.host``), with one worker to keep the suite quick.
 Waits are bounded polls for a condition (a cluster takes a few seconds to start or resize), never
 timing assertions.
 """
@@ -68,7 +68,7 @@ def cluster_processes() -> list[psutil.Process]:
     found = []
     for child in psutil.Process().children(recursive=True):
         try:
-            if "dashdock.cluster_host" in child.cmdline():
+            if "dashdock.clusters.host" in child.cmdline():
                 found += [child, *child.children(recursive=True)]
         except psutil.NoSuchProcess:
             continue

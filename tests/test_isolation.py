@@ -21,7 +21,7 @@ from _support import (
     websocket_refusal,
 )
 
-from dashdock.capabilities import Capabilities, Verdict
+from dashdock.proxy.capabilities import Capabilities, Verdict
 
 
 async def _view_url(

@@ -17,7 +17,7 @@ import pytest
 from _sources import restarted
 from _support import Jupyter, RecordingUpstream
 
-from dashdock.registry import SourceRegistry
+from dashdock.sources.registry import SourceRegistry
 from dashdock.targets import Allowlist
 from dashdock.upstream import Timeouts, UpstreamClient
 

@@ -7,7 +7,7 @@ import os
 import pytest
 from _ws_wire import BINARY, CLOSE, CONTINUATION, PING, TEXT, frame, header_only
 
-from dashdock.ws_frames import FrameError, FrameScanner, close_frame
+from dashdock.proxy.websocket.frames import FrameError, FrameScanner, close_frame
 
 SIZES = [0, 1, 125, 126, 127, 65535, 65536, 70000]
 

@@ -40,8 +40,8 @@ from _ws_wire import (
 from tornado.httpclient import HTTPRequest
 from tornado.websocket import WebSocketClientConnection, websocket_connect
 
-import dashdock.ws_relay
-from dashdock import ws_upstream
+from dashdock.proxy.websocket import relay as ws_relay
+from dashdock.proxy.websocket import upstream as ws_upstream
 
 DEADLINE = 10.0
 PANE = "relay-probe"
@@ -54,13 +54,13 @@ def choose_relay(monkeypatch: pytest.MonkeyPatch, side: str) -> Iterator[None]:
     ``stream`` forces tornado's stream over plain HTTP; ``https`` expects the relay to choose it.
     """
     taken: list[bool] = []
-    real = dashdock.ws_relay.can_take
+    real = ws_relay.can_take
 
     def can_take(stream: object) -> bool:
         taken.append(False if side == "stream" else real(stream))
         return taken[-1]
 
-    monkeypatch.setattr(dashdock.ws_relay, "can_take", can_take)
+    monkeypatch.setattr(ws_relay, "can_take", can_take)
     yield
     assert taken and all(taken) == (side == "raw"), taken
 
@@ -673,9 +673,9 @@ class TestJupyterOverHTTPS:
         monkeypatch: pytest.MonkeyPatch,
     ) -> None:
         taken: list[bool] = []
-        real = dashdock.ws_relay.can_take
+        real = ws_relay.can_take
         monkeypatch.setattr(
-            dashdock.ws_relay, "can_take", lambda stream: taken.append(real(stream)) or taken[-1]
+            ws_relay, "can_take", lambda stream: taken.append(real(stream)) or taken[-1]
         )
         upstream, offered = picky
         request = HTTPRequest(

@@ -14,13 +14,13 @@ from jupyter_server.base.handlers import APIHandler
 from jupyter_server.utils import url_path_join
 from tornado import web
 
-from .clusters import ClusterError, ClusterManager, parse_adapt, parse_count
-from .errors import UserFacingError
-from .listing import listing
-from .panes import ALLOWED_INTERVALS, PaneRegistry, PaneState
-from .registry import SourceError, SourceRegistry
-from .targets import is_text
-from .workers import WORKER_PAGES
+from dashdock.clusters.manager import ClusterError, ClusterManager, parse_adapt, parse_count
+from dashdock.errors import UserFacingError
+from dashdock.panes.state import ALLOWED_INTERVALS, PaneRegistry, PaneState
+from dashdock.sources.listing import listing
+from dashdock.sources.registry import SourceError, SourceRegistry
+from dashdock.sources.workers import WORKER_PAGES
+from dashdock.targets import is_text
 
 
 @web.stream_request_body

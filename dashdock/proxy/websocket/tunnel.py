@@ -19,10 +19,10 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
-from .panes import PaneState, RelayStats
-from .ws_frames import FrameError, FrameScanner, close_frame
-from .ws_reads import CopyingProtocol
-from .ws_upstream import UpstreamProtocol
+from dashdock.panes.state import PaneState, RelayStats
+from dashdock.proxy.websocket.frames import FrameError, FrameScanner, close_frame
+from dashdock.proxy.websocket.reads import CopyingProtocol
+from dashdock.proxy.websocket.upstream import UpstreamProtocol
 
 # How long a closing side may take to answer a close frame or drain, before it is cut.
 _LINGER_SECONDS = 5.0

@@ -13,7 +13,7 @@ import re
 from http.cookies import CookieError, SimpleCookie
 from urllib.parse import parse_qsl, urlencode, urljoin, urlsplit
 
-from .targets import Target
+from dashdock.targets import Target
 
 # Request headers a dashboard may see. Everything else (Cookie, Authorization, X-XSRFToken,
 # Referer with its possible ?token=, X-Forwarded-*, Origin) is dropped.

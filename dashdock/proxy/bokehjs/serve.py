@@ -6,7 +6,7 @@ Every plot page loads ~3.9 MB of BokehJS that schedulers send uncompressed. The 
 cache lifetime, without a round trip to the scheduler. Any other request goes through the relay.
 
 At first ``gzip -9`` (made in a thread in a fraction of a second); meanwhile a low-priority process
-(``dashdock.precompress``) makes zopfli gzip and brotli once per bokeh version into a disk cache,
+(precompress.py) makes zopfli gzip and brotli once per bokeh version into a disk cache,
 which replaces it as soon as it is ready. That process starts with the server when the cache lacks
 an entry, so the first pane after an install or upgrade usually finds it done. A cache entry is used
 only if it decompresses to exactly the file, so a stale, damaged or planted entry is never served;
@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import parse_qs
 
-from .precompress import cache_name, compressors, decode
+from dashdock.proxy.bokehjs.precompress import cache_name, compressors, decode
 
 _BOKEH_JS = re.compile(r"^/static/js/(bokeh(?:-[a-z]+)?\.min\.js)$")
 # The URL names the content, so it can never go stale.
@@ -197,7 +197,7 @@ class LocalBokehJS:
         self._process = await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",
-            "dashdock.precompress",
+            "dashdock.proxy.bokehjs.precompress",
             str(self._js_dir),
             str(self._cache_dir),
             *names,

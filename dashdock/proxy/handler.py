@@ -31,9 +31,10 @@ from tornado.iostream import StreamClosedError
 from tornado.websocket import WebSocketHandler
 from yarl import URL
 
-from .bokeh_static import IMMUTABLE, LocalBokehJS, StaticAsset
-from .capabilities import Capabilities, Verdict
-from .headers import (
+from dashdock.panes.state import PaneRegistry
+from dashdock.proxy.bokehjs.serve import IMMUTABLE, LocalBokehJS, StaticAsset
+from dashdock.proxy.capabilities import Capabilities, Verdict
+from dashdock.proxy.headers import (
     ERROR_PAGE_POLICY,
     confine_cookie,
     content_security_policies,
@@ -43,11 +44,10 @@ from .headers import (
     upstream_query,
     upstream_request_headers,
 )
-from .panes import PaneRegistry
-from .registry import SourceError, SourceRegistry
-from .targets import Allowlist, Target, TargetError, parse_target_segment
-from .upstream import UpstreamClient, as_http_error
-from .ws_relay import WebSocketRelayMixin
+from dashdock.proxy.websocket.relay import WebSocketRelayMixin
+from dashdock.sources.registry import SourceError, SourceRegistry
+from dashdock.targets import Allowlist, Target, TargetError, parse_target_segment
+from dashdock.upstream import UpstreamClient, as_http_error
 
 try:
     from jupyter_server.auth.decorator import allow_unauthenticated

@@ -19,7 +19,7 @@ import asyncio
 
 from tornado.iostream import IOStream, StreamClosedError
 
-from .ws_tunnel import Tunnel
+from dashdock.proxy.websocket.tunnel import Tunnel
 
 # As much as the raw relay reads at once (ws_reads.py); tornado returns less when less has arrived.
 _READ_SIZE = 256 * 1024

@@ -1,4 +1,4 @@
-"""One managed cluster, in a process of its own: ``python -m dashdock.cluster_host``.
+"""One managed cluster, in a process of its own: ``python -m dashdock.clusters.host``.
 
 The Jupyter server starts one of these per managed cluster, so the scheduler's event loop (for a
 LocalCluster it lives in the process that creates it) never shares a loop or a GIL with the

@@ -12,14 +12,14 @@ from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .catalog import Plot, parse_catalog
-from .errors import UserFacingError
-from .health import HealthRounds
-from .listing import next_version
-from .store import Row, SourcesStore, StoreError
-from .targets import Allowlist, DashboardURL, Target, TargetError, parse_dashboard_url
-from .upstream import UnreadableDocument, UpstreamClient, UpstreamError
-from .workers import Worker, judge, parse_worker_table
+from dashdock.errors import UserFacingError
+from dashdock.sources.catalog import Plot, parse_catalog
+from dashdock.sources.health import HealthRounds
+from dashdock.sources.listing import next_version
+from dashdock.sources.store import Row, SourcesStore, StoreError
+from dashdock.sources.workers import Worker, judge, parse_worker_table
+from dashdock.targets import Allowlist, DashboardURL, Target, TargetError, parse_dashboard_url
+from dashdock.upstream import UnreadableDocument, UpstreamClient, UpstreamError
 
 # How deep a typed URL may sit below the dashboard root (``/proxy/8787/status`` is 3).
 _MAX_ROOT_SEARCH = 6

@@ -1,12 +1,14 @@
-"""Compress BokehJS harder than a server can afford per request: ``python -m dashdock.precompress``.
+"""Compress BokehJS harder than a server can afford per request.
 
-Run by the server in a process of its own, at the lowest priority, once per bokeh version: zopfli
+Run as ``python -m dashdock.proxy.bokehjs.precompress``.
+
+Started by the server, at the lowest priority, once per bokeh version: zopfli
 writes gzip that every browser reads and that is about 5 % smaller than ``gzip -9`` (56 KB per plot
 page, which is what brings a cold pane under 1.2 MB), and brotli at its highest quality serves
 browsers that offer it (Chromium does over HTTPS, as on JupyterHub). The results are cached on disk
 under names that carry the sha512 of the file they compress.
 
-Usage: python -m dashdock.precompress SOURCE_DIR CACHE_DIR NAME [NAME ...]
+Usage: python -m dashdock.proxy.bokehjs.precompress SOURCE_DIR CACHE_DIR NAME [NAME ...]
 """
 
 from __future__ import annotations

@@ -19,8 +19,8 @@ from typing import Protocol
 
 from tornado import web
 
-from .targets import Target
-from .ws_reads import CopyingProtocol
+from dashdock.proxy.websocket.reads import CopyingProtocol
+from dashdock.targets import Target
 
 _WS_GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
 _MAX_HEAD = 64 * 1024

@@ -23,15 +23,15 @@ from typing import TYPE_CHECKING
 from tornado import web
 from tornado.iostream import IOStream, StreamClosedError
 
-from .headers import upstream_request_headers
-from .panes import PANE_QUERY_KEY, PaneRelay, PaneState
-from .ws_takeover import can_take, take_socket
-from .ws_tornado import StreamTransport
-from .ws_tunnel import BrowserProtocol, Tunnel
-from .ws_upstream import RawUpstream, accept_value, open_raw_upstream
+from dashdock.panes.state import PANE_QUERY_KEY, PaneRelay, PaneState
+from dashdock.proxy.headers import upstream_request_headers
+from dashdock.proxy.websocket.takeover import can_take, take_socket
+from dashdock.proxy.websocket.tornado_stream import StreamTransport
+from dashdock.proxy.websocket.tunnel import BrowserProtocol, Tunnel
+from dashdock.proxy.websocket.upstream import RawUpstream, accept_value, open_raw_upstream
 
 if TYPE_CHECKING:
-    from .proxy import RelayHandler
+    from dashdock.proxy.handler import RelayHandler
 
 _PANE_ID_RE = re.compile(r"^[A-Za-z0-9_-]{1,80}$")
 # RFC 6455: the key is 16 random bytes in base64; a subprotocol is an HTTP token.

@@ -14,9 +14,9 @@ from jupyter_server.auth.decorator import authorized
 from jupyter_server.base.handlers import APIHandler
 from tornado import web
 
-from .kernel_clients import KernelClients
-from .targets import Allowlist, TargetError, parse_dashboard_url
-from .upstream import UpstreamClient, UpstreamError
+from dashdock.notebook.discovery import KernelClients
+from dashdock.targets import Allowlist, TargetError, parse_dashboard_url
+from dashdock.upstream import UpstreamClient, UpstreamError
 
 _KERNEL_ID = re.compile(r"^[A-Za-z0-9-]{1,64}$")
 # Dask's name -> ours; missing numbers stay missing (older schedulers).

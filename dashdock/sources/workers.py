@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from html.parser import HTMLParser
 
-from .targets import Allowlist, Target, TargetError, parse_target_segment
+from dashdock.targets import Allowlist, Target, TargetError, parse_target_segment
 
 # The pages a worker's own dashboard serves (distributed.dashboard.worker), in menu order.
 WORKER_PAGES = (

@@ -23,9 +23,9 @@ import uuid
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from .errors import UserFacingError
-from .kernel.protocol import CLIENTS_DIR_VARIABLE, PRELOAD_VARIABLE
-from .registry import SourceRegistry
+from dashdock.errors import UserFacingError
+from dashdock.kernel.protocol import CLIENTS_DIR_VARIABLE, PRELOAD_VARIABLE
+from dashdock.sources.registry import SourceRegistry
 
 # Dask's own link template in the host process would otherwise come from the server's environment,
 # where dashdock put a proxied one for kernels; the host must report the scheduler's real address.
@@ -316,7 +316,7 @@ class ClusterManager:
             process = await asyncio.create_subprocess_exec(
                 sys.executable,
                 "-m",
-                "dashdock.cluster_host",
+                "dashdock.clusters.host",
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 env=env,

@@ -23,9 +23,9 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from .kernel.protocol import MAX_RECORD_BYTES, RECORD_SUFFIX, valid_record
-from .registry import Source, SourceRegistry
-from .targets import Allowlist, TargetError, parse_dashboard_url
+from dashdock.kernel.protocol import MAX_RECORD_BYTES, RECORD_SUFFIX, valid_record
+from dashdock.sources.registry import Source, SourceRegistry
+from dashdock.targets import Allowlist, TargetError, parse_dashboard_url
 
 KIND = "kernel"
 SCAN_INTERVAL = 2.0

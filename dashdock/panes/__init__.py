@@ -1,0 +1,5 @@
+"""Panes: what the server knows of an open plot pane (paused, update interval, its relays).
+
+Owns ``PaneRegistry`` and the ``dashdock/api/panes`` handlers. May import ``dashdock.errors`` and
+``dashdock.http`` only: the relays report to it, it never reaches into them.
+"""

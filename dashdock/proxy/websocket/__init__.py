@@ -1,0 +1,7 @@
+"""Websocket relays: a browser's websocket joined to a dashboard's, frames followed, never parsed.
+
+Owns the upgrade checks, the raw tunnel and its two transports (a socket taken from tornado, or
+tornado's own stream over HTTPS), frame scanning and the upstream handshake. May import
+``dashdock.targets``, ``dashdock.errors`` and ``dashdock.panes.state`` (the pane a relay feeds);
+it knows no handler: ``proxy.handler`` composes a relay and hands it the request.
+"""

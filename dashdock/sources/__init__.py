@@ -1,0 +1,7 @@
+"""Sources: the dashboards this server knows, their health, plot catalogs, workers and saved file.
+
+Owns the ``Source`` model and its ids, the registry, the SQLite store, health rounds, delta
+listings and the ``dashdock/api/sources`` handlers. May import ``dashdock.targets``,
+``dashdock.upstream``, ``dashdock.errors``, ``dashdock.files`` and ``dashdock.http``; other
+concerns use sources through ``SourceRegistry``.
+"""
