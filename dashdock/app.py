@@ -1,45 +1,45 @@
-"""The jupyter-server extension: configuration traits, wiring of registry, proxy and API, shutdown."""
+"""The jupyter-server extension: its configuration traits, and the wiring of the parts they configure.
+
+Each concern lives in its own subpackage (sources, panes, clusters, notebook, proxy; see
+docs/architecture.md); this module only builds them from the traits, registers their handlers,
+and starts and stops them with the server.
+"""
 
 from __future__ import annotations
 
-import ast
 import asyncio
 import os
 import tempfile
 from pathlib import Path
 
-from jupyter_core.paths import jupyter_data_dir, jupyter_runtime_dir
+from jupyter_core.paths import jupyter_data_dir
 from jupyter_server.extension.application import ExtensionApp
-from jupyter_server.utils import url_path_join
 from traitlets import Bool, Dict, Float, Int, List, Unicode, default
 
-from dashdock.clusters.manager import (
-    ClusterError,
-    ClusterFactory,
-    ClusterLimits,
-    ClusterManager,
-    usable_cores,
-)
-from dashdock.kernel.protocol import CLIENTS_DIR_VARIABLE, PRELOAD_VARIABLE
+from dashdock.clusters import handlers as cluster_api
+from dashdock.clusters.config import configured_factory, configured_initial_clusters
+from dashdock.clusters.limits import ClusterLimits, usable_cores
+from dashdock.clusters.manager import ClusterManager
+from dashdock.errors import DashdockError
+from dashdock.notebook import handlers as notebook_api
 from dashdock.notebook.discovery import KernelClients
-from dashdock.notebook.handlers import KERNEL_API_ROUTES
+from dashdock.notebook.environment import (
+    offer_client_preload,
+    offer_proxied_dashboard_link,
+    private_runtime_dir,
+)
+from dashdock.panes import handlers as pane_api
 from dashdock.panes.state import PaneRegistry
 from dashdock.proxy.bokehjs.serve import LocalBokehJS
 from dashdock.proxy.capabilities import Capabilities
-from dashdock.proxy.handler import ProxyHandler, ProxySettings, ViewHandler
-from dashdock.sources.handlers import API_ROUTES
-from dashdock.sources.registry import SourceError, SourceRegistry
+from dashdock.proxy.link_handler import ProxyHandler
+from dashdock.proxy.relay_handler import ProxySettings
+from dashdock.proxy.view_handler import ViewHandler
+from dashdock.proxy.websocket.relay import WebSocketRelay
+from dashdock.sources import handlers as source_api
+from dashdock.sources.registry import SourceRegistry
 from dashdock.targets import DEFAULT_ALLOWED_TARGETS, Allowlist
 from dashdock.upstream import Timeouts, UpstreamClient
-
-_DASHBOARD_LINK_VARIABLE = "DASK_DISTRIBUTED__DASHBOARD__LINK"
-_DASK_DEFAULT_LINK = "{scheme}://{host}:{port}/status"
-_LOGGING_VARIABLE = "DASK_LOGGING"
-# The only INFO lines these loggers write are about loading preloads.
-_PRELOAD_LOGGERS = ("distributed.preloading", "distributed.utils")
-# A file, not a module name: Dask imports a missing module name as an error in Client(), which
-# would break clients in kernels of environments without dashdock. The file never raises.
-_PRELOAD_FILE = str(Path(__file__).parent / "_preload" / "dashdock_preload.py")
 
 
 class DashdockApp(ExtensionApp):
@@ -230,18 +230,24 @@ class DashdockApp(ExtensionApp):
             self.client, self.allowlist, store, self.log, checks_per_poll=self.health_checks_per_poll
         )
         self.panes = PaneRegistry()
+        factory = configured_factory(
+            self.cluster_class,
+            self.cluster_args,
+            self.cluster_kwargs,
+            self.default_workers,
+            self.default_adapt,
+        )
         self.clusters = ClusterManager(
-            self._cluster_factory(),
+            factory,
             ClusterLimits(max_workers=self.max_workers, max_clusters=self.max_clusters),
             self.registry,
             self.cluster_start_timeout,
             self.log,
         )
-
         if self.kernel_dashboard_link:
-            self._offer_kernels_a_proxied_dashboard_link()
+            offer_proxied_dashboard_link(self.serverapp.base_url, self.log)
         self.kernel_clients = KernelClients(
-            Path(tempfile.mkdtemp(prefix="dashdock-clients-", dir=_runtime_dir())),
+            Path(tempfile.mkdtemp(prefix="dashdock-clients-", dir=private_runtime_dir())),
             self.registry,
             self.allowlist,
             lambda: self.serverapp.kernel_manager.list_kernel_ids(),
@@ -249,63 +255,7 @@ class DashdockApp(ExtensionApp):
             self.log,
         )
         if self.kernel_integration:
-            self._offer_kernels_the_client_preload()
-
-    def _cluster_factory(self) -> ClusterFactory:
-        """Traits first, then the ``labextension`` section of Dask's config, so that
-        dask-labextension users' existing configuration keeps working."""
-        import dask.config
-
-        section = dask.config.get("labextension", default={}) or {}
-        factory = section.get("factory") or {}
-        defaults = section.get("default") or {}
-        configured_class = ".".join(p for p in (factory.get("module"), factory.get("class")) if p) or None
-        return ClusterFactory(
-            cluster_class=self.cluster_class or configured_class or "distributed.LocalCluster",
-            args=tuple(self.cluster_args if self.cluster_args is not None else factory.get("args") or ()),
-            kwargs=dict(
-                self.cluster_kwargs if self.cluster_kwargs is not None else factory.get("kwargs") or {}
-            ),
-            workers=self.default_workers if self.default_workers is not None else defaults.get("workers"),
-            adapt=self.default_adapt if self.default_adapt is not None else defaults.get("adapt"),
-        )
-
-    def _initial_cluster_requests(self) -> list[object]:
-        if self.initial_clusters is not None:
-            return list(self.initial_clusters)
-        import dask.config
-
-        return list(dask.config.get("labextension.initial", default=[]) or [])
-
-    def _offer_kernels_a_proxied_dashboard_link(self) -> None:
-        """Kernels inherit this server's environment, and Dask reads its configuration from it."""
-        import dask.config  # light: distributed's own (heavy) import is not needed to read settings
-
-        if _DASHBOARD_LINK_VARIABLE in os.environ:
-            return
-        own = dask.config.get("distributed.dashboard.link", default=None)
-        if own not in (None, _DASK_DEFAULT_LINK):
-            self.log.info("dashdock: keeping the distributed.dashboard.link from Dask's configuration")
-            return
-        link = url_path_join(self.serverapp.base_url, "dashdock/proxy/{host}:{port}/status")
-        os.environ[_DASHBOARD_LINK_VARIABLE] = link
-
-    def _offer_kernels_the_client_preload(self) -> None:
-        """Added to the user's own preloads (Dask's configuration or the variable), never instead."""
-        import dask.config
-
-        preloads = dask.config.get("distributed.client.preload", default=[]) or []
-        if isinstance(preloads, str):
-            preloads = [preloads]
-        if PRELOAD_VARIABLE in os.environ:
-            try:
-                preloads = ast.literal_eval(os.environ[PRELOAD_VARIABLE])
-            except (ValueError, SyntaxError):
-                preloads = [os.environ[PRELOAD_VARIABLE]]
-        preloads = [p for p in preloads if not str(p).endswith("dashdock_preload.py")]
-        os.environ[PRELOAD_VARIABLE] = repr([*preloads, _PRELOAD_FILE])
-        os.environ[CLIENTS_DIR_VARIABLE] = str(self.kernel_clients.directory)
-        _quiet_preload_logging()
+            offer_client_preload(self.kernel_clients.directory)
 
     async def _notebook_names(self) -> dict[str, str]:
         """Kernel id -> the file name of the notebook (or console) it runs for."""
@@ -318,31 +268,24 @@ class DashdockApp(ExtensionApp):
 
     def initialize_handlers(self) -> None:
         self.bokeh_js = LocalBokehJS(Path(self.cache_dir) if self.cache_dir else None)
-        proxy = ProxySettings(
-            connect_timeout=self.connect_timeout,
-            read_timeout=self.read_timeout,
-            websocket_max_message_size=self.websocket_max_message_size,
-        )
-        api = {
-            "registry": self.registry,
-            "panes": self.panes,
-            "clusters": self.clusters,
-            "max_body": self.max_request_body,
-        }
-        self.handlers.extend((pattern, handler, api) for pattern, handler in API_ROUTES)
-        notebook_api = {
-            "kernel_clients": self.kernel_clients,
-            "client": self.client,
-            "allowlist": self.allowlist,
-        }
-        self.handlers.extend((pattern, handler, notebook_api) for pattern, handler in KERNEL_API_ROUTES)
+        max_body = self.max_request_body
+        self.handlers.extend(source_api.routes(self.registry, max_body))
+        self.handlers.extend(pane_api.routes(self.panes, max_body))
+        self.handlers.extend(cluster_api.routes(self.clusters, max_body))
+        self.handlers.extend(notebook_api.routes(self.kernel_clients, self.client, self.allowlist))
         relay = {
             "registry": self.registry,
             "client": self.client,
             "allowlist": self.allowlist,
-            "proxy": proxy,
+            "proxy": ProxySettings(connect_timeout=self.connect_timeout, read_timeout=self.read_timeout),
             "bokeh_js": self.bokeh_js,
-            "panes": self.panes,
+            "websockets": WebSocketRelay(
+                self.panes,
+                self.registry.note_lost,
+                connect_timeout=self.connect_timeout,
+                read_timeout=self.read_timeout,
+                max_message=self.websocket_max_message_size,
+            ),
             "capabilities": Capabilities(self.view_link_lifetime),
         }
         self.handlers.append((r"/dashdock/proxy/.*", ProxyHandler, relay))
@@ -356,7 +299,7 @@ class DashdockApp(ExtensionApp):
         # start, must not delay the server's start.
         if self.initial_sources:
             self._initial = asyncio.ensure_future(self._add_initial_sources())
-        if requests := self._initial_cluster_requests():
+        if requests := configured_initial_clusters(self.initial_clusters):
             self._initial_clusters = asyncio.ensure_future(self._start_initial_clusters(requests))
 
     async def _start_initial_clusters(self, requests: list[object]) -> None:
@@ -373,7 +316,7 @@ class DashdockApp(ExtensionApp):
             )
             try:
                 await self.clusters.start(name, None if adapt else workers, adapt)
-            except ClusterError as exc:
+            except DashdockError as exc:
                 self.log.warning("dashdock: %s not started: %s", label, exc.reason)
 
     async def _add_initial_sources(self) -> None:
@@ -381,7 +324,7 @@ class DashdockApp(ExtensionApp):
             try:
                 source, _ = await self.registry.add_url(url)
                 self.log.info("dashdock: source %s registered", source.name)
-            except SourceError as exc:
+            except DashdockError as exc:
                 self.log.warning("dashdock: initial source not added: %s", exc.reason)
 
     async def stop_extension(self) -> None:
@@ -390,23 +333,3 @@ class DashdockApp(ExtensionApp):
         await self.kernel_clients.stop()
         await self.clusters.close_all()
         await self.client.close()
-
-
-def _quiet_preload_logging() -> None:
-    """Distributed logs a few INFO lines per preload and Client to stderr, which a notebook shows
-    under every cell that connects a client. Dask merges a dict in ``DASK_LOGGING`` into its
-    logging levels, so this adds levels for those loggers, except where the user set one."""
-    try:
-        levels = ast.literal_eval(os.environ.get(_LOGGING_VARIABLE, "{}"))
-    except (ValueError, SyntaxError):
-        return
-    if isinstance(levels, dict):
-        quiet = {name: "warning" for name in _PRELOAD_LOGGERS if name not in levels}
-        os.environ[_LOGGING_VARIABLE] = repr({**levels, **quiet})
-
-
-def _runtime_dir() -> str:
-    """The user's private runtime directory, where kernels write their client records."""
-    path = Path(jupyter_runtime_dir())
-    path.mkdir(mode=0o700, parents=True, exist_ok=True)
-    return str(path)

@@ -18,8 +18,8 @@ import json
 from dataclasses import dataclass
 
 import aiohttp
-from tornado import web
 
+from dashdock.errors import TimedOut, Unavailable
 from dashdock.targets import Target
 
 # The largest document a probe reads: Dask's plot list is ~2 KB, a worker table of 1,000 workers
@@ -134,16 +134,26 @@ def _new_session(connector: aiohttp.TCPConnector) -> aiohttp.ClientSession:
     )
 
 
-def as_http_error(target: Target, exc: BaseException) -> web.HTTPError:
-    """The HTTP error a browser gets when a dashboard failed; says which dashboard, echoes no input."""
-    if isinstance(exc, TimeoutError) or isinstance(exc, aiohttp.ServerTimeoutError):
-        return web.HTTPError(504, f"The dashboard at {target.netloc} did not answer in time.")
-    if isinstance(exc, aiohttp.WSServerHandshakeError):
-        return web.HTTPError(
-            502, f"The dashboard at {target.netloc} refused the websocket (HTTP {exc.status})."
-        )
+def dashboard_timed_out(target: Target) -> TimedOut:
+    return TimedOut(f"The dashboard at {target.netloc} did not answer in time.")
+
+
+def dashboard_unreachable(target: Target) -> Unavailable:
+    return Unavailable(f"The dashboard at {target.netloc} could not be reached. Is the scheduler running?")
+
+
+def dashboard_malformed(target: Target) -> Unavailable:
+    return Unavailable(f"The dashboard at {target.netloc} sent a malformed answer.")
+
+
+def dashboard_refused_websocket(target: Target, status: int) -> Unavailable:
+    return Unavailable(f"The dashboard at {target.netloc} refused the websocket (HTTP {status}).")
+
+
+def relay_failure(target: Target, exc: BaseException) -> Unavailable:
+    """What the proxy tells a browser when a dashboard failed it; says which one, echoes no input."""
+    if isinstance(exc, TimeoutError | aiohttp.ServerTimeoutError):
+        return dashboard_timed_out(target)
     if isinstance(exc, aiohttp.ClientConnectorError):
-        return web.HTTPError(
-            502, f"The dashboard at {target.netloc} could not be reached. Is the scheduler running?"
-        )
-    return web.HTTPError(502, f"The dashboard at {target.netloc} sent a malformed answer.")
+        return dashboard_unreachable(target)
+    return dashboard_malformed(target)

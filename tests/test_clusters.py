@@ -223,7 +223,7 @@ async def test_a_body_that_is_not_a_json_object_is_a_bad_request(jupyter: Jupyte
 @pytest.mark.parametrize("method", ["GET", "PATCH", "DELETE"])
 async def test_a_cluster_that_does_not_exist_is_not_found(jupyter: Jupyter, method: str) -> None:
     payload = {"workers": 1} if method == "PATCH" else None
-    code, body = await jupyter.api(method, "clusters/cluster-00000000", payload)
+    code, body = await jupyter.api(method, "clusters/000000000000", payload)
     assert code == 404, body
     assert "cluster" in body["message"]
 
@@ -413,6 +413,6 @@ async def test_a_restarted_cluster_keeps_its_source_which_follows_the_new_dashbo
     response = await jupyter.proxied(f"dashdock/proxy/{cluster['id']}/individual-task-stream")
     assert response.code == 200 and b"bokeh" in response.body.lower()
 
-    code, body = await jupyter.api("POST", "clusters/cluster-nothere/restart")
+    code, body = await jupyter.api("POST", "clusters/0000000000ff/restart")
     assert code == 404, body
     await jupyter.api("DELETE", f"clusters/{cluster['id']}")

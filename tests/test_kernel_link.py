@@ -14,6 +14,8 @@ import pytest
 from _kernels import Kernel, run_in_new_kernel
 from _support import Jupyter
 
+from dashdock.notebook.environment import offer_proxied_dashboard_link
+
 VARIABLE = "DASK_DISTRIBUTED__DASHBOARD__LINK"
 
 MAKE_CLUSTER = """
@@ -60,7 +62,7 @@ async def test_a_users_own_link_setting_wins(
     monkeypatch.setenv(VARIABLE, "https://dashboards.example/{port}/status")
     # The server under test was set up before this line: let its extension decide again.
     (app,) = jp_serverapp.extension_manager.extension_apps["dashdock"]
-    app._offer_kernels_a_proxied_dashboard_link()
+    offer_proxied_dashboard_link(jp_serverapp.base_url, app.log)
     output = await run_in_new_kernel(jp_serverapp, PRINT_LINK_SETTING)
     assert output.strip() == "https://dashboards.example/{port}/status"
 

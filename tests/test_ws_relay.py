@@ -629,7 +629,7 @@ def trust(certificate: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch) -> No
 def tls_source(jp_serverapp: Any, netloc: str) -> str:
     """Register the TLS dashboard as the server registers a cluster it runs; returns the source id."""
     (dashdock_app,) = jp_serverapp.extension_manager.extension_apps["dashdock"]
-    return dashdock_app.registry.point("tls-dashboard", "TLS", "cluster", f"https://{netloc}/status").id
+    return dashdock_app.registry.point("0000000000a1", "TLS", "cluster", f"https://{netloc}/status").id
 
 
 async def test_a_dashboard_served_over_tls_is_relayed(

@@ -16,6 +16,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from dashdock.files import write_atomically
+
 from . import reprs
 from .dashboard import dashboard_url
 from .protocol import CLIENTS_DIR_VARIABLE, record_name
@@ -63,18 +65,12 @@ async def setup(client: Any) -> None:
         return
     record = {"kernel_id": kernel, "client_id": client.id, "dashboard": dashboard, "started": time.time()}
     path = Path(directory) / record_name(kernel, client.id)
-    _write_atomically(path, json.dumps(record))
+    write_atomically(path, json.dumps(record).encode())
     _written[client.id] = path
 
 
 async def teardown(client: Any) -> None:
     _forget(_written.pop(client.id, None))
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    temporary = path.with_suffix(".tmp")
-    temporary.write_text(text)
-    temporary.replace(path)
 
 
 def _forget(path: Path | None) -> None:

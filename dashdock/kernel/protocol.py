@@ -11,6 +11,7 @@ from typing import Any
 # Set by the server in its own environment, which the kernels it starts inherit.
 CLIENTS_DIR_VARIABLE = "DASHDOCK_KERNEL_CLIENTS_DIR"
 PRELOAD_VARIABLE = "DASK_DISTRIBUTED__CLIENT__PRELOAD"
+DASHBOARD_LINK_VARIABLE = "DASK_DISTRIBUTED__DASHBOARD__LINK"  # where dashdock puts the proxied link
 
 CLIENT_MIME_TYPE = "application/vnd.dashdock.client+json"
 PLOT_MIME_TYPE = "application/vnd.dashdock.plot+json"

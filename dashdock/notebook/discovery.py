@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import json
 import logging
 import os
@@ -23,6 +22,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from dashdock.ids import derived_source_id
 from dashdock.kernel.protocol import MAX_RECORD_BYTES, RECORD_SUFFIX, valid_record
 from dashdock.sources.registry import Source, SourceRegistry
 from dashdock.targets import Allowlist, TargetError, parse_dashboard_url
@@ -42,7 +42,7 @@ class ClientRecord:
 
 def kernel_source_id(kernel_id: str, dashboard: str | None = None) -> str:
     key = f"kernel:{kernel_id}" + (f":{dashboard}" if dashboard else "")
-    return hashlib.sha1(key.encode()).hexdigest()[:12]
+    return derived_source_id(key)
 
 
 class KernelClients:

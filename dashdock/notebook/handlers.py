@@ -7,18 +7,16 @@ which stays cheap and reliable on busy clusters, unlike ``/json/identity.json``)
 
 from __future__ import annotations
 
-import json
-import re
-
 from jupyter_server.auth.decorator import authorized
-from jupyter_server.base.handlers import APIHandler
 from tornado import web
 
+from dashdock.errors import Invalid, host_not_allowed
+from dashdock.http import ApiHandler
+from dashdock.ids import is_kernel_id
 from dashdock.notebook.discovery import KernelClients
 from dashdock.targets import Allowlist, TargetError, parse_dashboard_url
 from dashdock.upstream import UpstreamClient, UpstreamError
 
-_KERNEL_ID = re.compile(r"^[A-Za-z0-9-]{1,64}$")
 # Dask's name -> ours; missing numbers stay missing (older schedulers).
 _COUNTS = {
     "workers": "workers",
@@ -33,10 +31,9 @@ _COUNTS = {
 }
 
 
-class _KernelAPIHandler(APIHandler):
-    auth_resource = "dashdock"
-
+class _KernelAPIHandler(ApiHandler):
     def initialize(self, kernel_clients: KernelClients, client: UpstreamClient, allowlist: Allowlist) -> None:
+        super().initialize()
         self.kernel_clients = kernel_clients
         self.upstream = client
         self.allowlist = allowlist
@@ -57,7 +54,7 @@ class KernelClientsHandler(_KernelAPIHandler):
             }
             for record, source_id in self.kernel_clients.clients.values()
         ]
-        self.finish(json.dumps({"clients": clients}))
+        self.finish_json({"clients": clients})
 
 
 class SummaryHandler(_KernelAPIHandler):
@@ -65,20 +62,16 @@ class SummaryHandler(_KernelAPIHandler):
     @authorized
     async def get(self) -> None:
         kernel_id = self.get_query_argument("kernel", "") or None
-        if kernel_id is not None and not _KERNEL_ID.match(kernel_id):
-            raise web.HTTPError(400, "'kernel' is not a kernel id.")
+        if kernel_id is not None and not is_kernel_id(kernel_id):
+            raise Invalid("'kernel' is not a kernel id.")
         try:
             dashboard = parse_dashboard_url(self.get_query_argument("dashboard", ""))
         except TargetError as exc:
-            raise web.HTTPError(400, str(exc)) from exc
+            raise Invalid(str(exc)) from exc
 
         source = self.kernel_clients.source_for(dashboard.url, kernel_id)
         if source is None and not self.allowlist.allows(dashboard.target):
-            raise web.HTTPError(
-                403,
-                f"{dashboard.target.netloc} is not an allowed dashboard host. "
-                "An administrator can allow it with c.DashdockApp.allowed_targets.",
-            )
+            raise host_not_allowed(dashboard.target.netloc)
         root = source.dashboard.url if source is not None else dashboard.url
         counts: dict[str, int] | None = None
         message = ""
@@ -93,19 +86,21 @@ class SummaryHandler(_KernelAPIHandler):
                     for theirs, ours in _COUNTS.items()
                     if isinstance(value := document.get(theirs), int) and not isinstance(value, bool)
                 }
-        self.finish(
-            json.dumps(
-                {
-                    "source": source.to_json() if source is not None else None,
-                    "target": dashboard.target.netloc,
-                    "counts": counts,
-                    "message": message,
-                }
-            )
+        self.finish_json(
+            {
+                "source": source.to_json() if source is not None else None,
+                "target": dashboard.target.netloc,
+                "counts": counts,
+                "message": message,
+            }
         )
 
 
-KERNEL_API_ROUTES = [
-    (r"/dashdock/api/kernel-clients", KernelClientsHandler),
-    (r"/dashdock/api/summary", SummaryHandler),
-]
+def routes(
+    kernel_clients: KernelClients, client: UpstreamClient, allowlist: Allowlist
+) -> list[tuple[str, type[ApiHandler], dict[str, object]]]:
+    services = {"kernel_clients": kernel_clients, "client": client, "allowlist": allowlist}
+    return [
+        (r"/dashdock/api/kernel-clients", KernelClientsHandler, services),
+        (r"/dashdock/api/summary", SummaryHandler, services),
+    ]

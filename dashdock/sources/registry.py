@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 import logging
 import time
@@ -12,7 +11,8 @@ from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from dashdock.errors import UserFacingError
+from dashdock.errors import Conflict, Invalid, NotADashboard, NotFound, Unavailable, host_not_allowed
+from dashdock.ids import derived_source_id
 from dashdock.sources.catalog import Plot, parse_catalog
 from dashdock.sources.health import HealthRounds
 from dashdock.sources.listing import next_version
@@ -23,10 +23,6 @@ from dashdock.upstream import UnreadableDocument, UpstreamClient, UpstreamError
 
 # How deep a typed URL may sit below the dashboard root (``/proxy/8787/status`` is 3).
 _MAX_ROOT_SEARCH = 6
-
-
-class SourceError(UserFacingError):
-    """Adding or using a source failed."""
 
 
 @dataclass
@@ -120,7 +116,7 @@ class DisabledSource:
 
 def source_id_for(url: str) -> str:
     """Stable id of a dashboard URL, so re-adding it (or restoring a layout) finds the same source."""
-    return hashlib.sha1(url.encode()).hexdigest()[:12]
+    return derived_source_id(url)
 
 
 def saved_id_for(entry: object) -> str:
@@ -129,7 +125,7 @@ def saved_id_for(entry: object) -> str:
     if isinstance(entry, dict) and isinstance(entry.get("url"), str):
         with suppress(TargetError):
             return source_id_for(parse_dashboard_url(entry["url"]).url)
-    return hashlib.sha1(json.dumps(entry, sort_keys=True).encode()).hexdigest()[:12]
+    return derived_source_id(json.dumps(entry, sort_keys=True))
 
 
 def _root_candidates(path: str) -> list[str]:
@@ -182,8 +178,8 @@ class SourceRegistry:
             return self._sources[source_id]
         except KeyError:
             if (disabled := self._disabled.get(source_id)) is not None:
-                raise SourceError(409, f"{disabled.name} is disabled: {disabled.reason}") from None
-            raise SourceError(404, "There is no source with this id.") from None
+                raise Conflict(f"{disabled.name} is disabled: {disabled.reason}") from None
+            raise NotFound("There is no source with this id.") from None
 
     def knows_target(self, target: Target) -> bool:
         return any(source.target == target for source in self._sources.values())
@@ -193,13 +189,9 @@ class SourceRegistry:
         try:
             typed = parse_dashboard_url(text)
         except TargetError as exc:
-            raise SourceError(400, str(exc)) from exc
+            raise Invalid(str(exc)) from exc
         if not self._allowlist.allows(typed.target):
-            raise SourceError(
-                403,
-                f"{typed.target.netloc} is not an allowed dashboard host. "
-                "An administrator can allow it with c.DashdockApp.allowed_targets.",
-            )
+            raise host_not_allowed(typed.target.netloc)
         root = await self._find_root(typed)
         source_id = source_id_for(root.url)
         existing = self._sources.get(source_id)
@@ -247,12 +239,10 @@ class SourceRegistry:
         else:
             source = self.get(source_id)
             if source.kind == "cluster":
-                raise SourceError(
-                    409, "This is a managed cluster's dashboard: shut the cluster down instead."
-                )
+                raise Conflict("This is a managed cluster's dashboard: shut the cluster down instead.")
             if source.kind == "kernel":
-                raise SourceError(
-                    409, "This is a notebook's Dask client: it goes when the client or its kernel closes."
+                raise Conflict(
+                    "This is a notebook's Dask client: it goes when the client or its kernel closes."
                 )
             del self._sources[source_id]
             name = source.name
@@ -270,7 +260,7 @@ class SourceRegistry:
         except (UpstreamError, ValueError) as exc:
             reason = exc.reason if isinstance(exc, UpstreamError) else "It did not list its plots."
             self._mark(source, "down", reason)
-            raise SourceError(502, f"The dashboard of {source.name} is not available: {reason}") from exc
+            raise Unavailable(f"The dashboard of {source.name} is not available: {reason}") from exc
         self._mark(source, "up", "")
         return plots
 
@@ -281,11 +271,11 @@ class SourceRegistry:
             page = await self._client.get_text(source.dashboard.url + "/info/main/workers.html")
         except UpstreamError as exc:
             if not exc.unreachable:
-                raise SourceError(
-                    502, f"The scheduler of {source.name} does not list its workers: {exc.reason}"
+                raise Unavailable(
+                    f"The scheduler of {source.name} does not list its workers: {exc.reason}"
                 ) from exc
             self._mark(source, "down", exc.reason)
-            raise SourceError(502, f"The dashboard of {source.name} is not available: {exc.reason}") from exc
+            raise Unavailable(f"The dashboard of {source.name} is not available: {exc.reason}") from exc
         return judge(parse_worker_table(page), self._allowlist)
 
     async def check_health(self, source_id: str) -> Source:
@@ -326,17 +316,17 @@ class SourceRegistry:
             try:
                 document = await self._client.get_json(root.url + "/individual-plots.json")
             except UnreadableDocument as exc:
-                raise SourceError(
-                    502, f"{typed.target.netloc} answered with a plot list dashdock cannot read: {exc.reason}"
+                raise Unavailable(
+                    f"{typed.target.netloc} answered with a plot list dashdock cannot read: {exc.reason}"
                 ) from exc
             except UpstreamError as exc:
                 if exc.unreachable:
-                    raise SourceError(502, f"Could not reach {typed.target.netloc}: {exc.reason}") from exc
+                    raise Unavailable(f"Could not reach {typed.target.netloc}: {exc.reason}") from exc
                 continue
             if isinstance(document, dict) and parse_catalog(document):
                 return root
-        raise SourceError(
-            422, f"{typed.target.netloc} answers, but not as a Dask dashboard (it lists no plots)."
+        raise NotADashboard(
+            f"{typed.target.netloc} answers, but not as a Dask dashboard (it lists no plots)."
         )
 
     async def load(self) -> None:

@@ -11,7 +11,6 @@ import json
 import os
 import sqlite3
 import stat
-import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import closing, contextmanager, suppress
@@ -19,6 +18,8 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import BinaryIO
+
+from dashdock.files import replacing
 
 # Earlier versions kept a JSON file of this name next to where the database now is.
 LEGACY_NAME = "sources.json"
@@ -162,21 +163,13 @@ class SourcesStore:
     def _install(self, rows: list[Row]) -> None:
         """A complete database under a unique, exclusively created name, then renamed over the file:
         other servers see the old file or the new one, never a half-written one."""
-        descriptor, name = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".new", dir=self.path.parent)
-        os.close(descriptor)
-        try:
-            with closing(_connect(Path(name))) as db:
-                db.execute(_SCHEMA)
-                db.execute("BEGIN")
-                db.executemany(
-                    "INSERT OR IGNORE INTO sources (id, entry) VALUES (?, ?)", [(r.id, r.entry) for r in rows]
-                )
-                db.execute("COMMIT")
-            os.replace(name, self.path)
-        except BaseException:
-            with suppress(FileNotFoundError):
-                os.unlink(name)
-            raise
+        with replacing(self.path) as (_, temporary), closing(_connect(temporary)) as db:
+            db.execute(_SCHEMA)
+            db.execute("BEGIN")
+            db.executemany(
+                "INSERT OR IGNORE INTO sources (id, entry) VALUES (?, ?)", [(r.id, r.entry) for r in rows]
+            )
+            db.execute("COMMIT")
 
     def _read(self) -> list[Row]:
         # Created here, not by SQLite, so that it is 0600 (SQLite creates files 0644 and gives its

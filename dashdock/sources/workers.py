@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 from html.parser import HTMLParser
 
+from dashdock.errors import host_not_allowed
 from dashdock.targets import Allowlist, Target, TargetError, parse_target_segment
 
 # The pages a worker's own dashboard serves (distributed.dashboard.worker), in menu order.
@@ -56,10 +57,7 @@ def judge(workers: list[Worker], allowlist: Allowlist) -> list[Worker]:
         if worker.dashboard is None:
             worker.reason = "This worker runs no dashboard (start workers with one to see their pages)."
         elif not allowlist.allows(worker.dashboard):
-            worker.reason = (
-                f"{worker.dashboard.host} is not an allowed dashboard host; "
-                "an administrator can allow it with c.DashdockApp.allowed_targets."
-            )
+            worker.reason = host_not_allowed(worker.dashboard.host).reason
         else:
             worker.reachable = True
     return workers

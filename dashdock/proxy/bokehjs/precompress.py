@@ -17,11 +17,12 @@ import contextlib
 import hashlib
 import os
 import sys
-import tempfile
 import time
 import zlib
 from collections.abc import Callable
 from pathlib import Path
+
+from dashdock.files import write_atomically
 
 # One zopfli iteration gets 90 % of what fifteen get, in a fifth of the time.
 ZOPFLI_ITERATIONS = 1
@@ -89,22 +90,7 @@ def precompress(source_dir: Path, cache_dir: Path, names: list[str]) -> None:
             with contextlib.suppress(OSError):
                 if decode(target.read_bytes(), encoding, len(raw)) == raw:
                     continue  # a damaged or foreign entry is made again below
-            _write_atomically(target, compress(raw))
-
-
-def _write_atomically(target: Path, body: bytes) -> None:
-    """Readers see the old entry or the whole new one; the temporary name is created exclusively, so
-    nothing planted in a shared cache directory (a symlink) can redirect the write."""
-    handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "wb") as file:
-            file.write(body)
-        os.chmod(temporary, 0o644)  # it is public JavaScript; mkstemp made it private
-        os.replace(temporary, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
+            write_atomically(target, compress(raw), mode=0o644)  # public JavaScript
 
 
 def _remove_abandoned(cache_dir: Path) -> None:

@@ -1,6 +1,6 @@
 """Websocket frame boundaries in a relayed byte stream, found without copying or unmasking payloads.
 
-The raw relay (ws_tunnel.py) forwards websocket bytes as they arrive. It still needs to know where
+The raw relay (tunnel.py) forwards websocket bytes as they arrive. It still needs to know where
 frames and messages end: to count what a pane received, to refuse a browser message over the size
 limit before any of its payload goes upstream, to stop a paused pane at a message boundary, and to
 know whether a close frame of its own may be written. ``FrameScanner`` follows the stream reading

@@ -5,7 +5,7 @@ TCP stream's socket can then change hands the way tornado's own ``IOStream.start
 while the stream is idle, with any bytes tornado already read carried over. The socket is
 duplicated and tornado's copy closed, which unregisters it from the loop without touching the
 connection. A TLS stream (Jupyter served over HTTPS) holds its session inside ``ssl``, which an
-asyncio transport cannot adopt: such browsers' bytes go through tornado's stream (ws_tornado.py).
+asyncio transport cannot adopt: such browsers' bytes go through tornado's stream (tornado_stream.py).
 
 The unread bytes sit in tornado's private ``_read_buffer`` (``_read_buffer_size`` of them, from
 ``_read_buffer_pos`` in the tornado releases that still keep one); ``start_tls`` relies on the same

@@ -1,7 +1,7 @@
 """The raw relay's browser side on a socket tornado keeps: Jupyter served over HTTPS.
 
-The raw relay (ws_tunnel.py) pumps bytes between two asyncio transports. Over HTTPS the browser's
-TLS session lives in tornado's ``SSLIOStream``, which no asyncio transport can adopt (ws_takeover.py),
+The raw relay (tunnel.py) pumps bytes between two asyncio transports. Over HTTPS the browser's
+TLS session lives in tornado's ``SSLIOStream``, which no asyncio transport can adopt (takeover.py),
 so the tunnel is given a transport made of that stream instead: one read at a time of whatever has
 arrived (``read_bytes(partial=True)``), none while the tunnel has paused reading; writes appended to
 tornado's buffer, whose futures tell when it drained. The dashboard's side stays the raw upstream
@@ -10,7 +10,7 @@ promises (a 2 GiB message passed on in chunks, 1009 at the header, 1002, pause a
 the update interval, 1011) holds over HTTPS because it is the same code.
 
 Only the public ``IOStream`` interface is used, so any stream tornado hands over after ``detach()``
-can be relayed this way; ws_relay.py prefers taking the socket when it can, which is cheaper per read.
+can be relayed this way; relay.py prefers taking the socket when it can, which is cheaper per read.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from tornado.iostream import IOStream, StreamClosedError
 
 from dashdock.proxy.websocket.tunnel import Tunnel
 
-# As much as the raw relay reads at once (ws_reads.py); tornado returns less when less has arrived.
+# As much as the raw relay reads at once (reads.py); tornado returns less when less has arrived.
 _READ_SIZE = 256 * 1024
 # asyncio's default high-water mark, until the tunnel sets its own.
 _DEFAULT_HIGH_WATER = 64 * 1024

@@ -1,6 +1,6 @@
 """Open a dashboard's websocket as a raw connection: our own client handshake, then plain bytes.
 
-The raw relay (ws_tunnel.py) pumps frames without parsing them, so the upstream connection cannot be
+The raw relay (tunnel.py) pumps frames without parsing them, so the upstream connection cannot be
 a websocket library's: it is an asyncio transport on which this module writes the upgrade request
 (the forwarded headers, the browser's subprotocols, no extensions) and checks the dashboard's 101.
 Bytes that follow the 101 (Bokeh sends its first message at once) are held until the relay attaches.
@@ -17,10 +17,15 @@ import ssl
 from collections.abc import Mapping, Sequence
 from typing import Protocol
 
-from tornado import web
-
+from dashdock.errors import Invalid
 from dashdock.proxy.websocket.reads import CopyingProtocol
 from dashdock.targets import Target
+from dashdock.upstream import (
+    dashboard_malformed,
+    dashboard_refused_websocket,
+    dashboard_timed_out,
+    dashboard_unreachable,
+)
 
 _WS_GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
 _MAX_HEAD = 64 * 1024
@@ -239,12 +244,12 @@ async def open_raw_upstream(
     connect_timeout: float,
     deadline: float,
 ) -> RawUpstream:
-    """Connect within ``connect_timeout`` and upgrade within ``deadline`` seconds; raises ``web.HTTPError``.
+    """Connect within ``connect_timeout`` and upgrade within ``deadline`` seconds.
 
-    The errors say what the pooled client's say (upstream.as_http_error) for the same failures.
+    Failures raise the errors the pooled client's give for the same causes (dashdock.upstream).
     """
     if not _SAFE_REQUEST_TARGET.match(request_target):
-        raise web.HTTPError(400, "The websocket path cannot be relayed.")
+        raise Invalid("The websocket path cannot be relayed.")
     key = base64.b64encode(os.urandom(16)).decode("ascii")
     protocol = UpstreamProtocol()
 
@@ -256,9 +261,7 @@ async def open_raw_upstream(
         try:
             await asyncio.wait_for(connect, connect_timeout)
         except OSError as exc:
-            raise web.HTTPError(
-                502, f"The dashboard at {target.netloc} could not be reached. Is the scheduler running?"
-            ) from exc
+            raise dashboard_unreachable(target) from exc
         assert protocol.transport is not None
         protocol.transport.write(handshake_request(target, request_target, key, subprotocols, headers))
         return check_response(await protocol.head, key, subprotocols)
@@ -267,14 +270,12 @@ async def open_raw_upstream(
         subprotocol = await asyncio.wait_for(upgrade(), deadline)
     except asyncio.TimeoutError:
         protocol.abort()
-        raise web.HTTPError(504, f"The dashboard at {target.netloc} did not answer in time.") from None
+        raise dashboard_timed_out(target) from None
     except HandshakeFailed as exc:
         protocol.abort()
         if exc.status is not None:
-            raise web.HTTPError(
-                502, f"The dashboard at {target.netloc} refused the websocket (HTTP {exc.status})."
-            ) from None
-        raise web.HTTPError(502, f"The dashboard at {target.netloc} sent a malformed answer.") from None
+            raise dashboard_refused_websocket(target, exc.status) from None
+        raise dashboard_malformed(target) from None
     except BaseException:
         protocol.abort()
         raise

@@ -1,0 +1,76 @@
+"""What kernels started by this server inherit: a proxied dashboard link and dashdock's client preload.
+
+Kernels inherit the server's environment, and Dask reads its configuration from it, so both are
+set as environment variables, each only where the user has not set their own.
+"""
+
+from __future__ import annotations
+
+import ast
+import logging
+import os
+from pathlib import Path
+
+from jupyter_core.paths import jupyter_runtime_dir
+from jupyter_server.utils import url_path_join
+
+from dashdock.kernel.protocol import CLIENTS_DIR_VARIABLE, DASHBOARD_LINK_VARIABLE, PRELOAD_VARIABLE
+
+_DASK_DEFAULT_LINK = "{scheme}://{host}:{port}/status"
+_LOGGING_VARIABLE = "DASK_LOGGING"
+# The only INFO lines these loggers write are about loading preloads.
+_PRELOAD_LOGGERS = ("distributed.preloading", "distributed.utils")
+# A file, not a module name: Dask imports a missing module name as an error in Client(), which
+# would break clients in kernels of environments without dashdock. The file never raises.
+_PRELOAD_FILE = str(Path(__file__).parent.parent / "_preload" / "dashdock_preload.py")
+
+
+def offer_proxied_dashboard_link(base_url: str, log: logging.Logger) -> None:
+    """``client.dashboard_link`` through dashdock's proxy, so it opens under any base URL."""
+    import dask.config  # light: distributed's own (heavy) import is not needed to read settings
+
+    if DASHBOARD_LINK_VARIABLE in os.environ:
+        return
+    own = dask.config.get("distributed.dashboard.link", default=None)
+    if own not in (None, _DASK_DEFAULT_LINK):
+        log.info("dashdock: keeping the distributed.dashboard.link from Dask's configuration")
+        return
+    os.environ[DASHBOARD_LINK_VARIABLE] = url_path_join(base_url, "dashdock/proxy/{host}:{port}/status")
+
+
+def offer_client_preload(clients_dir: Path) -> None:
+    """Added to the user's own preloads (Dask's configuration or the variable), never instead."""
+    import dask.config
+
+    preloads = dask.config.get("distributed.client.preload", default=[]) or []
+    if isinstance(preloads, str):
+        preloads = [preloads]
+    if PRELOAD_VARIABLE in os.environ:
+        try:
+            preloads = ast.literal_eval(os.environ[PRELOAD_VARIABLE])
+        except (ValueError, SyntaxError):
+            preloads = [os.environ[PRELOAD_VARIABLE]]
+    preloads = [p for p in preloads if not str(p).endswith("dashdock_preload.py")]
+    os.environ[PRELOAD_VARIABLE] = repr([*preloads, _PRELOAD_FILE])
+    os.environ[CLIENTS_DIR_VARIABLE] = str(clients_dir)
+    _quiet_preload_logging()
+
+
+def _quiet_preload_logging() -> None:
+    """Distributed logs a few INFO lines per preload and Client to stderr, which a notebook shows
+    under every cell that connects a client. Dask merges a dict in ``DASK_LOGGING`` into its
+    logging levels, so this adds levels for those loggers, except where the user set one."""
+    try:
+        levels = ast.literal_eval(os.environ.get(_LOGGING_VARIABLE, "{}"))
+    except (ValueError, SyntaxError):
+        return
+    if isinstance(levels, dict):
+        quiet = {name: "warning" for name in _PRELOAD_LOGGERS if name not in levels}
+        os.environ[_LOGGING_VARIABLE] = repr({**levels, **quiet})
+
+
+def private_runtime_dir() -> str:
+    """The user's private runtime directory, where kernels write their client records."""
+    path = Path(jupyter_runtime_dir())
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    return str(path)

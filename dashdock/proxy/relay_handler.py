@@ -1,0 +1,256 @@
+"""The base of the proxy's handlers: routing, the HTTP relay, websocket upgrades, error pages.
+
+One handler serves both protocols, since a Bokeh page and its ``/ws`` share a URL prefix. The
+two URL families (link_handler.py, view_handler.py) differ in how a request is authenticated and
+what it may do; relaying is the same. The relay authenticates every request and upgrade (in the
+subclass's ``prepare``) before it opens anything upstream, streams bodies with backpressure,
+forwards both Bokeh subprotocols, and closes each websocket side with the other.
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+from typing import Any
+
+import aiohttp
+from jupyter_server.base.handlers import JupyterHandler
+from jupyter_server.utils import url_path_join
+from tornado import web
+from tornado.iostream import IOStream, StreamClosedError
+from yarl import URL
+
+from dashdock.errors import NotAllowed, Unavailable
+from dashdock.http import DomainErrors
+from dashdock.ids import is_pane_id
+from dashdock.panes.state import PANE_QUERY_KEY
+from dashdock.proxy.bokehjs.serve import IMMUTABLE, LocalBokehJS, StaticAsset
+from dashdock.proxy.capabilities import Capabilities
+from dashdock.proxy.headers import (
+    ERROR_PAGE_POLICY,
+    confine_cookie,
+    content_security_policies,
+    passed_response_headers,
+    query_without_credentials,
+    rewrite_location,
+    upstream_query,
+    upstream_request_headers,
+)
+from dashdock.proxy.routing import Route, resolve_route
+from dashdock.proxy.websocket.relay import RelayRequest, WebSocketRelay
+from dashdock.proxy.websocket.upgrade import SUPPORTED_VERSION, UnsupportedVersion, checked_subprotocols
+from dashdock.proxy.websocket.upstream import accept_value
+from dashdock.sources.registry import SourceRegistry
+from dashdock.targets import Allowlist
+from dashdock.upstream import UpstreamClient, relay_failure
+
+_BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+
+
+@dataclass(frozen=True)
+class ProxySettings:
+    """Limits of the HTTP relay, from the extension's traits."""
+
+    connect_timeout: float
+    read_timeout: float
+
+
+class RelayHandler(DomainErrors, JupyterHandler):
+    """One handler for both protocols: the Bokeh page and its ``/ws`` share a URL prefix."""
+
+    auth_resource = "dashdock"
+
+    def initialize(
+        self,
+        registry: SourceRegistry,
+        client: UpstreamClient,
+        allowlist: Allowlist,
+        proxy: ProxySettings,
+        bokeh_js: LocalBokehJS,
+        websockets: WebSocketRelay,
+        capabilities: Capabilities,
+    ) -> None:
+        self._registry = registry
+        self._bokeh_js = bokeh_js
+        self._client = client
+        self._allowlist = allowlist
+        self._proxy = proxy
+        self._websockets = websockets
+        self._capabilities = capabilities
+
+    # -- routing ---------------------------------------------------------------------------
+
+    @property
+    def _is_upgrade(self) -> bool:
+        return self.request.headers.get("Upgrade", "").lower() == "websocket"
+
+    def _refuse_service_worker(self) -> None:
+        # A service worker registered from a proxied script could serve any page under its
+        # scope; opaque origins cannot register one, and its script is never served either.
+        if "Service-Worker" in self.request.headers:
+            raise NotAllowed("dashdock never serves a service worker script.")
+
+    def _path_below(self, prefix: str) -> tuple[str, str]:
+        """The target segment and the rest of the raw path after ``{base_url}{prefix}``."""
+        root_prefix = url_path_join(self.base_url, prefix)
+        raw_path = self.request.path
+        if not raw_path.startswith(root_prefix):
+            raise web.HTTPError(404)
+        segment, _, below = raw_path[len(root_prefix) :].partition("/")
+        return segment, below
+
+    def _resolve_route(self, segment: str, proxy_prefix: str, path: str) -> Route:
+        return resolve_route(self._registry, self._allowlist, segment, proxy_prefix, path)
+
+    def _view_url(self, segment: str, below: str) -> str:
+        """Where a page of ``segment`` is served, with a capability minted for the current user."""
+        capability = self._capabilities.mint(segment, self.current_user.username)
+        query = query_without_credentials(self.request.query)
+        url = url_path_join(self.base_url, "dashdock/view", segment, capability) + "/" + below
+        return url + (f"?{query}" if query else "")
+
+    def _upstream_url(self) -> URL:
+        query = upstream_query(self.request.query)
+        return URL(self._route.upstream_url + (f"?{query}" if query else ""), encoded=True)
+
+    # -- HTTP ------------------------------------------------------------------------------
+
+    async def _serve(self) -> None:
+        if self._is_upgrade:
+            await self._open_websocket()
+            return
+        asset = await self._bokeh_js.lookup(self._route.path, self.request.query)
+        if asset is not None:
+            self._serve_local(asset)
+        else:
+            await self._relay_http()
+
+    def _serve_local(self, asset: StaticAsset) -> None:
+        self.set_header("Content-Type", "text/javascript; charset=UTF-8")
+        self.set_header("Cache-Control", IMMUTABLE)
+        self.set_header("Vary", "Accept-Encoding")
+        self._set_sandbox([])
+        encoding, body = asset.body_for(self.request.headers.get("Accept-Encoding", ""))
+        if encoding:
+            self.set_header("Content-Encoding", encoding)
+        self.finish(body)
+
+    def _set_sandbox(self, upstream_policies: list[str]) -> None:
+        self.clear_header("Content-Security-Policy")
+        for policy in content_security_policies(upstream_policies):
+            self.add_header("Content-Security-Policy", policy)
+        # A view URL is a capability: it must not leave in a Referer.
+        self.set_header("Referrer-Policy", "no-referrer")
+
+    async def _relay_http(self) -> None:
+        route = self._route
+        timeout = aiohttp.ClientTimeout(
+            total=None, sock_connect=self._proxy.connect_timeout, sock_read=self._proxy.read_timeout
+        )
+        method = self.request.method or "GET"
+        body = self.request.body if method in _BODY_METHODS else None
+        try:
+            async with self._client.session.request(
+                method,
+                self._upstream_url(),
+                headers=upstream_request_headers(self.request.headers),
+                data=body,
+                allow_redirects=False,
+                timeout=timeout,
+            ) as response:
+                self._start_response(response)
+                if method == "HEAD" or response.status in (204, 304):
+                    return
+                async for chunk in response.content.iter_any():
+                    self.write(chunk)
+                    await self.flush()
+        except StreamClosedError:
+            return  # the browser went away; leaving the block closes the upstream response
+        except (TimeoutError, aiohttp.ClientError) as exc:
+            if self._headers_written:
+                # Mid-body: the status is gone, so the only honest signal is a cut connection.
+                self.log.info(
+                    "dashdock: upstream %s failed mid-response: %s", route.target.netloc, type(exc).__name__
+                )
+                self.request.connection.close()  # type: ignore[union-attr]
+                return
+            raise relay_failure(route.target, exc) from None
+
+    def _start_response(self, response: aiohttp.ClientResponse) -> None:
+        route = self._route
+        self.set_status(response.status, response.reason)
+        self.clear_header("Content-Type")
+        for name, value in passed_response_headers(response.headers):
+            self.add_header(name, value)
+        self._set_sandbox(response.headers.getall("Content-Security-Policy", []))
+        for raw in response.headers.getall("Set-Cookie", []):
+            cookie = confine_cookie(raw, route.proxy_prefix)
+            if cookie is not None:
+                self.add_header("Set-Cookie", cookie)
+        location = response.headers.get("Location")
+        if location is not None:
+            rewritten = rewrite_location(
+                location, route.target, route.upstream_root, str(response.url), route.proxy_prefix
+            )
+            if rewritten is None:
+                raise Unavailable("The dashboard redirected to another host; dashdock does not follow it.")
+            self.set_header("Location", rewritten)
+
+    # -- websockets ------------------------------------------------------------------------
+
+    async def _open_websocket(self) -> None:
+        # Refuse a foreign Origin (cross-site websocket hijacking) before connecting upstream.
+        # tornado 6.6 adds a Sec-Fetch-Site check to its own websocket upgrade; this relay answers
+        # the upgrade itself, so it runs that check here.
+        origin = self.request.headers.get("Origin", "")
+        if not self.check_origin(origin) or self._check_cross_origin(self.check_origin) is not None:
+            raise NotAllowed("Cross-origin websocket refused.")
+        try:
+            protocols = checked_subprotocols(self.request.headers)
+        except UnsupportedVersion:
+            self.set_status(426, "Upgrade Required")
+            self.set_header("Sec-WebSocket-Version", SUPPORTED_VERSION)
+            self.finish()
+            return
+        pane_id = self.get_query_argument(PANE_QUERY_KEY, "")
+        request = RelayRequest(
+            target=self._route.target,
+            request_target=self._upstream_url().raw_path_qs,
+            subprotocols=protocols,
+            headers=upstream_request_headers(self.request.headers),
+            pane_id=pane_id if is_pane_id(pane_id) else None,
+            source_id=self._route.source_id,
+        )
+        await self._websockets.open(request, self._accept_upgrade)
+
+    def _accept_upgrade(self, subprotocol: str | None) -> IOStream:
+        """Answer the browser's upgrade with the subprotocol the dashboard chose; returns its stream."""
+        self.clear_header("Content-Type")
+        self.set_status(101)
+        self.set_header("Upgrade", "websocket")
+        self.set_header("Connection", "Upgrade")
+        self.set_header("Sec-WebSocket-Accept", accept_value(self.request.headers["Sec-WebSocket-Key"]))
+        if subprotocol is not None:
+            self.set_header("Sec-WebSocket-Protocol", subprotocol)
+        self.finish()
+        # Synchronously after finish(), as tornado's websocket does: HTTP processing stops here.
+        return self.detach()
+
+    def write_error(self, status_code: int, **kwargs: Any) -> None:
+        """A short page that a pane can show; the message is escaped and never echoes the request."""
+        exc_info = kwargs.get("exc_info")
+        message = self._reason
+        if exc_info and isinstance(exc_info[1], web.HTTPError) and exc_info[1].log_message:
+            message = (
+                exc_info[1].log_message % exc_info[1].args if exc_info[1].args else exc_info[1].log_message
+            )
+        self.clear_header("Content-Type")
+        self.set_header("Content-Type", "text/html; charset=UTF-8")
+        self.set_header("Content-Security-Policy", ERROR_PAGE_POLICY)
+        self.set_header("Referrer-Policy", "no-referrer")
+        self.finish(
+            "<!DOCTYPE html><html><head><meta charset='utf-8'><title>dashdock</title></head>"
+            "<body style='font-family: sans-serif; padding: 1em'>"
+            f"<h3>dashdock: {status_code} {html.escape(self._reason)}</h3>"
+            f"<p class='jp-dashdock-error'>{html.escape(message)}</p></body></html>"
+        )

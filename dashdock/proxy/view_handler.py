@@ -1,0 +1,102 @@
+"""``{base_url}dashdock/view/{target}/{capability}/{path}``: where a dashboard's pages are served.
+
+Authenticated by the capability in the path (capabilities.py), not by Jupyter's cookie, and every
+response runs in an opaque origin (a CSP sandbox). A page loads its scripts, JSON and websocket by
+relative URLs, so they all carry the capability.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from jupyter_server.utils import ensure_async, url_path_join
+
+from dashdock.errors import NotAllowed
+from dashdock.proxy.capabilities import Verdict
+from dashdock.proxy.relay_handler import RelayHandler
+
+try:
+    from jupyter_server.auth.decorator import allow_unauthenticated
+except ImportError:  # jupyter_server < 2.13 leaves authentication to each handler
+
+    def allow_unauthenticated(method: Any) -> Any:  # type: ignore[no-redef]
+        return method
+
+
+class ViewHandler(RelayHandler):
+    """``dashdock/view/{target}/{capability}/{path}``: a dashboard's pages, in an opaque origin.
+
+    The capability, not Jupyter's cookie, authenticates: a proxied page cannot send the user's
+    credentials. A cookie that does come along must belong to the user the capability was minted
+    for. An expired capability is renewed for a top-level or frame navigation by a signed-in user
+    (a tab left open for hours, a server restart), and refused otherwise.
+    """
+
+    async def prepare(self) -> None:  # type: ignore[override]
+        await super().prepare(_redirect_to_login=False)
+        if self._finished:
+            return
+        self._refuse_service_worker()
+        segment, below = self._path_below("dashdock/view/")
+        capability, _, rest = below.partition("/")
+        check = self._capabilities.check(capability, segment)
+        user = self.current_user
+        if check.verdict is not Verdict.VALID:
+            if self._may_renew() and user is not None:
+                if await ensure_async(self.authorizer.is_authorized(self, user, "read", self.auth_resource)):
+                    self.set_header("Cache-Control", "no-store")
+                    self.set_header("Referrer-Policy", "no-referrer")
+                    self.redirect(self._view_url(segment, rest), status=302)
+                    return
+            if check.verdict is Verdict.EXPIRED:
+                raise NotAllowed("This view link has expired; open the plot again from JupyterLab.")
+            raise NotAllowed("This is not a valid view link; open the plot from JupyterLab.")
+        # A signed-in browser sends its login cookie along: it must be the session the link was
+        # minted for. (A request with Jupyter's token has the user's rights anyway.)
+        if (
+            user is not None
+            and not self.token_authenticated
+            and self._capabilities.user_tag(user.username) != check.user_tag
+        ):
+            raise NotAllowed("This view link belongs to another user.")
+        if self.request.method not in ("GET", "HEAD") and not self.check_origin():
+            raise NotAllowed("A request from another site is refused.")
+        self._route = self._resolve_route(
+            segment, url_path_join(self.base_url, "dashdock/view", segment, capability), "/" + rest
+        )
+
+    def _may_renew(self) -> bool:
+        navigation = self.request.headers.get("Sec-Fetch-Mode") == "navigate"
+        return navigation and self.request.method == "GET" and not self._is_upgrade
+
+    def check_origin(self, origin_to_satisfy_tornado: str = "") -> bool:
+        # Pages here are sandboxed, so their websockets come from the opaque origin "null".
+        origin = self.request.headers.get("Origin")
+        return origin is None or origin == "null" or self._origin_matches_host(origin)
+
+    def check_xsrf_cookie(self) -> None:
+        """The capability in the path does what the XSRF token does: a foreign page cannot know it."""
+
+    @allow_unauthenticated
+    async def get(self, *args: Any, **kwargs: Any) -> None:
+        await self._serve()
+
+    @allow_unauthenticated
+    async def head(self, *args: Any) -> None:
+        await self._relay_http()
+
+    @allow_unauthenticated
+    async def post(self, *args: Any) -> None:
+        await self._relay_http()
+
+    @allow_unauthenticated
+    async def put(self, *args: Any) -> None:
+        await self._relay_http()
+
+    @allow_unauthenticated
+    async def patch(self, *args: Any) -> None:
+        await self._relay_http()
+
+    @allow_unauthenticated
+    async def delete(self, *args: Any) -> None:
+        await self._relay_http()
