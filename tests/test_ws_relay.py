@@ -674,9 +674,7 @@ class TestJupyterOverHTTPS:
     ) -> None:
         taken: list[bool] = []
         real = ws_relay.can_take
-        monkeypatch.setattr(
-            ws_relay, "can_take", lambda stream: taken.append(real(stream)) or taken[-1]
-        )
+        monkeypatch.setattr(ws_relay, "can_take", lambda stream: taken.append(real(stream)) or taken[-1])
         upstream, offered = picky
         request = HTTPRequest(
             f"wss://127.0.0.1:{jupyter.port}{jupyter.path(f'dashdock/proxy/{upstream.netloc}/ws')}",

@@ -16,10 +16,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from dashdock.files import write_atomically
-
 from . import reprs
 from .dashboard import dashboard_url
+from .files import write_atomically
 from .protocol import CLIENTS_DIR_VARIABLE, record_name
 
 logger = logging.getLogger("dashdock")

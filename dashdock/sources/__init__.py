@@ -2,6 +2,6 @@
 
 Owns the ``Source`` model and its ids, the registry, the SQLite store, health rounds, delta
 listings and the ``dashdock/api/sources`` handlers. May import ``dashdock.targets``,
-``dashdock.upstream``, ``dashdock.errors``, ``dashdock.files`` and ``dashdock.http``; other
+``dashdock.upstream``, ``dashdock.errors``, ``dashdock.kernel.files`` and ``dashdock.http``; other
 concerns use sources through ``SourceRegistry``.
 """

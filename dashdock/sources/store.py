@@ -19,7 +19,7 @@ from functools import partial
 from pathlib import Path
 from typing import BinaryIO
 
-from dashdock.files import replacing
+from dashdock.kernel.files import replacing
 
 # Earlier versions kept a JSON file of this name next to where the database now is.
 LEGACY_NAME = "sources.json"

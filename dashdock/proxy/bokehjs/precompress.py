@@ -22,7 +22,7 @@ import zlib
 from collections.abc import Callable
 from pathlib import Path
 
-from dashdock.files import write_atomically
+from dashdock.kernel.files import write_atomically
 
 # One zopfli iteration gets 90 % of what fifteen get, in a fifth of the time.
 ZOPFLI_ITERATIONS = 1

@@ -2,8 +2,9 @@
 
 Readers see the old file or the complete new one, never half of it. The temporary file is created
 exclusively under a unique name and written through its descriptor, so nothing planted beside
-the target (a symlink, a file of another user) can redirect the write. Also imported by what
-runs in kernels (``dashdock.kernel``), so it keeps to the standard library.
+the target (a symlink, a file of another user) can redirect the write. It lives with what runs
+in kernels (which may load this package by path, without the rest of dashdock: see
+``dashdock/_preload``), and the server imports it from here.
 """
 
 from __future__ import annotations
