@@ -17,7 +17,7 @@ import pytest
 from _dashboards import FakeDashboard
 from _support import Jupyter
 
-from dashdock.sources.registry import Health
+from dashdock.sources.model import Health
 
 
 @pytest.fixture

@@ -112,7 +112,7 @@ async def test_servers_killed_during_concurrent_adds_lose_no_acknowledged_source
 WRITER = """
 import json, sys
 from pathlib import Path
-from dashdock.sources.registry import saved_id_for
+from dashdock.sources.model import saved_id_for
 from dashdock.sources.store import SourcesStore
 
 store = SourcesStore(Path(sys.argv[1]), saved_id_for)

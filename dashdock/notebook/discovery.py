@@ -24,7 +24,8 @@ from pathlib import Path
 
 from dashdock.ids import derived_source_id
 from dashdock.kernel.protocol import MAX_RECORD_BYTES, RECORD_SUFFIX, valid_record
-from dashdock.sources.registry import Source, SourceRegistry
+from dashdock.sources.model import Source
+from dashdock.sources.registry import SourceRegistry
 from dashdock.targets import Allowlist, TargetError, parse_dashboard_url
 
 KIND = "kernel"
