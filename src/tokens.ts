@@ -1,55 +1,18 @@
+/**
+ * The public tokens, command ids and types of dashdock, for its own plugins and other extensions.
+ */
+
 import { Token } from '@lumino/coreutils';
 import { ISignal } from '@lumino/signaling';
+import type { Widget } from '@lumino/widgets';
+
+import type { ICluster, IClusterLimits, IPlot, ISource } from './api/types';
+
+export type { ICluster, IClusterLimits, IPlot, ISource, IWorker } from './api/types';
 
 /**
- * A dashboard the server knows, as the REST API describes it.
+ * The clusters this server manages, and what can be done with them.
  */
-export interface ISource {
-  id: string;
-  name: string;
-  kind: string;
-  url: string;
-  health: { status: 'up' | 'down' | 'unknown'; message: string; checked: number };
-  /** How often an open plot lost its connection to this dashboard (a scheduler restart, a crash). */
-  lost: number;
-  /**
-   * Why this saved source cannot be used now (its host is no longer allowed, its entry is not
-   * readable). It stays saved, can be removed, and the proxy does not reach it.
-   */
-  disabled?: string;
-  /** The last change to this source was not saved (it would be gone after a server restart). */
-  warning?: string;
-}
-
-/**
- * A cluster this server manages, as the REST API describes it.
- */
-export interface ICluster {
-  id: string;
-  name: string;
-  status: 'starting' | 'running' | 'closing' | 'stopped';
-  scheduler: string | null;
-  dashboard: string | null;
-  workers: number;
-  threads: number;
-  memory: number;
-  adapt: { minimum: number; maximum: number } | null;
-  /** The source id of its dashboard, once running. */
-  source: string | null;
-}
-
-/**
- * The clusters this server manages.
- */
-/**
- * How many workers one managed cluster may have (its adaptive maximum included) and how many
- * clusters may run at once; the server refuses a request beyond either, saying which.
- */
-export interface IClusterLimits {
-  max_workers: number;
-  max_clusters: number;
-}
-
 export interface IClustersModel {
   readonly clusters: readonly ICluster[];
   /** The server's limits on clusters, as last listed; null until the first listing. */
@@ -72,32 +35,6 @@ export const IClustersModel = new Token<IClustersModel>(
   'dashdock:IClustersModel',
   'The Dask clusters this Jupyter server manages, and how to start, resize and stop them.'
 );
-
-/**
- * One plot a dashboard offers.
- */
-export interface IPlot {
-  name: string;
-  group: string;
-  path: string;
-  url: string;
-}
-
-/**
- * A worker of a source, as the REST API lists it, with the pages of its own dashboard.
- */
-export interface IWorker {
-  address: string;
-  name: string;
-  threads: number | null;
-  memory_limit: number | null;
-  /** `host:port` of the worker's dashboard, when it runs one. */
-  dashboard: string | null;
-  /** Whether the proxy may reach that dashboard; `reason` says why not. */
-  reachable: boolean;
-  reason: string;
-  pages: { name: string; path: string; url: string }[];
-}
 
 /**
  * Where a newly opened pane goes in the main area.
@@ -144,9 +81,9 @@ export const ISourcesModel = new Token<ISourcesModel>(
  */
 export interface IPlotPanes {
   /** Create a pane without placing it (for drag and drop, where the dock places it). */
-  create(options: IPlotPanes.IOptions): import('@lumino/widgets').Widget;
+  create(options: IPlotPanes.IOptions): Widget;
   /** Create a pane and add it to the main area. */
-  open(options: IPlotPanes.IOptions, placement?: IPanePlacement): import('@lumino/widgets').Widget;
+  open(options: IPlotPanes.IOptions, placement?: IPanePlacement): Widget;
 }
 
 export namespace IPlotPanes {

@@ -13,9 +13,10 @@ def test_open_a_workers_page_from_the_selector(browser: Browser, lab: Lab, dask_
     add_source(page, dask_cluster.dashboard)
     expect(sidebar.locator(".jp-dashdock-Source-name")).to_have_count(1)
 
-    # Closed until asked: the scheduler is not queried for workers nobody looks at.
+    # Collapsed until opened: the scheduler is not queried for workers nobody looks at.
     section = sidebar.locator(".jp-dashdock-Workers")
-    section.locator("summary").click()
+    expect(section).to_be_hidden()
+    sidebar.locator(".jp-AccordionPanel-title", has_text="Workers").click()
     workers = section.locator(".jp-dashdock-Worker")
     expect(workers).to_have_count(2, timeout=30_000)  # demo/sample_work.py runs two workers
     expect(section.locator(".jp-dashdock-Workers-filter")).to_be_hidden()  # two need no filter

@@ -1,14 +1,21 @@
+/**
+ * dashdock's repr of a Dask client or cluster in a notebook (see data.ts for notebook/).
+ */
+
 import { IRenderMime } from '@jupyterlab/rendermime-interfaces';
 import { TranslationBundle } from '@jupyterlab/translation';
 import { Message } from '@lumino/messaging';
 import { Poll } from '@lumino/polling';
 import { Widget } from '@lumino/widgets';
 
-import { APIError, ISummary, listPlots, proxyURL, summary } from '../api';
-import { makeDockDraggable } from '../dnd';
-import { formatBytes } from '../format';
-import { IPlot, IPlotPanes, MimeTypes } from '../tokens';
-import { IClientData, readClientData } from './data';
+import { APIError, listPlots, proxyURL, summary } from '../api/client';
+import { KEY_PLOTS } from '../api/plots';
+import { IPlot, ISummary } from '../api/types';
+import { IPlotPanes, MimeTypes } from '../tokens';
+import { makeDockDraggable, wasDragged } from '../ui/dnd';
+import { element } from '../ui/dom';
+import { formatBytes, formatCount } from '../ui/format';
+import { IClientData, memoryLimit, readClientData } from './data';
 
 /** How often a visible repr asks for fresh numbers (ms); it backs off while the scheduler is gone. */
 const REFRESH_INTERVAL = 3000;
@@ -80,14 +87,14 @@ export class ClientRepr extends Widget implements IRenderMime.IRenderer {
     fact(trans.__('Memory'), 'memory');
     fact(trans.__('Tasks'), 'tasks');
     this._setFact('scheduler', data.scheduler || data.dashboard);
-    this._setFact('workers', numberText(data.workers));
-    this._setFact('threads', numberText(data.threads));
+    this._setFact('workers', formatCount(data.workers));
+    this._setFact('threads', formatCount(data.threads));
     this._setFact('memory', data.memory !== null ? formatBytes(data.memory) : '–');
     this._setFact('tasks', '–');
 
     const chips = element('div', 'jp-dashdock-ClientRepr-chips', this.node);
-    for (const plot of Private.keyPlots(trans)) {
-      this._addChip(chips, plot.name, plot.path);
+    for (const plot of KEY_PLOTS) {
+      this._addChip(chips, plot.label(trans), plot.path);
     }
     const all = element('button', 'jp-dashdock-Chip jp-dashdock-Chip-all', chips);
     all.textContent = trans.__('All plots');
@@ -110,10 +117,9 @@ export class ClientRepr extends Widget implements IRenderMime.IRenderer {
     chip.dataset.path = path;
     chip.title = this._trans.__('Click to open %1 as a pane, or drag it where you want it', name);
     chip.addEventListener('click', () => {
-      if (chip.dataset.dashdockDragged) {
-        return;
+      if (!wasDragged(chip)) {
+        this._panes.open({ source: this._target(), path, name });
       }
-      this._panes.open({ source: this._target(), path, name });
     });
     makeDockDraggable(
       chip,
@@ -179,10 +185,10 @@ export class ClientRepr extends Widget implements IRenderMime.IRenderer {
     }
     this._showStatus('live', this._trans.__('live'));
     this._message!.textContent = '';
-    this._setFact('workers', numberText(counts.workers ?? null));
-    this._setFact('threads', numberText(counts.threads ?? null));
+    this._setFact('workers', formatCount(counts.workers ?? null));
+    this._setFact('threads', formatCount(counts.threads ?? null));
     if (counts.stored_bytes !== undefined) {
-      const limit = Private.memoryLimit(data, counts.workers);
+      const limit = memoryLimit(data, counts.workers);
       this._setFact(
         'memory',
         limit
@@ -191,7 +197,7 @@ export class ClientRepr extends Widget implements IRenderMime.IRenderer {
       );
     }
     if (counts.tasks !== undefined) {
-      const parts = [numberText(counts.tasks)];
+      const parts = [formatCount(counts.tasks)];
       if (counts.processing) {
         parts.push(this._trans.__('%1 processing', counts.processing));
       }
@@ -241,45 +247,5 @@ export namespace ClientRepr {
   export interface IOptions {
     panes: IPlotPanes;
     trans: TranslationBundle;
-  }
-}
-
-function element<K extends keyof HTMLElementTagNameMap>(
-  tag: K,
-  className: string,
-  parent: HTMLElement
-): HTMLElementTagNameMap[K] {
-  const node = document.createElement(tag);
-  if (className) {
-    node.className = className;
-  }
-  parent.appendChild(node);
-  return node;
-}
-
-function numberText(value: number | null): string {
-  return value === null ? '–' : value.toLocaleString();
-}
-
-namespace Private {
-  /**
-   * The cluster's memory limit now: the scheduler's counts carry no limit, so the per-worker
-   * limit of the repr's snapshot is scaled to the live number of workers (Dask's clusters give
-   * their workers equal limits).
-   */
-  export function memoryLimit(data: IClientData, workers: number | undefined): number | null {
-    if (!data.memory || !data.workers || workers === undefined) {
-      return null;
-    }
-    return (data.memory / data.workers) * workers;
-  }
-
-  export function keyPlots(trans: TranslationBundle): { name: string; path: string }[] {
-    return [
-      { name: trans.__('Task Stream'), path: '/individual-task-stream' },
-      { name: trans.__('Progress'), path: '/individual-progress' },
-      { name: trans.__('Worker Memory'), path: '/individual-workers-memory' },
-      { name: trans.__('Graph'), path: '/individual-graph' }
-    ];
   }
 }

@@ -1,6 +1,11 @@
 /**
- * The data of dashdock's notebook outputs, checked: outputs come from notebooks, which may come
- * from anyone, so nothing in them is used before it has the expected shape.
+ * notebook/: what dashdock shows in notebooks: the live repr of Dask clients (clientrepr.ts) and
+ * live plots under cells (inlineplot.ts), from outputs read by this file. May import api/, ui/
+ * and tokens.ts; not the other feature directories.
+ *
+ * This file: the data of dashdock's notebook outputs, checked: outputs come from notebooks, which
+ * may come from anyone, so nothing in them is used before it has the expected shape. Pure (no
+ * imports), so node runs it.
  */
 
 const DASHBOARD = /^https?:\/\/([A-Za-z0-9.-]{1,253}|\[[0-9A-Fa-f:.]{2,45}\]):(\d{1,5})$/;
@@ -72,6 +77,18 @@ export function readPlotData(value: unknown): IPlotData | null {
     height: height !== null ? Math.min(Math.max(height, 120), 2000) : 320,
     kernelId: kernelId(data.kernel_id)
   };
+}
+
+/**
+ * The cluster's memory limit now: the scheduler's counts carry no limit, so the per-worker limit
+ * of the repr's snapshot is scaled to the live number of workers (Dask's clusters give their
+ * workers equal limits).
+ */
+export function memoryLimit(data: IClientData, workers: number | undefined): number | null {
+  if (!data.memory || !data.workers || workers === undefined) {
+    return null;
+  }
+  return (data.memory / data.workers) * workers;
 }
 
 function targetOf(value: unknown): { url: string; target: string } | null {

@@ -1,46 +1,59 @@
+/**
+ * A live plot under a cell (see data.ts for notebook/).
+ */
+
 import { IRenderMime } from '@jupyterlab/rendermime-interfaces';
 import { TranslationBundle } from '@jupyterlab/translation';
 import { UUID } from '@lumino/coreutils';
-import { Widget } from '@lumino/widgets';
+import { PanelLayout, Widget } from '@lumino/widgets';
 
-import { proxyURL, setPaneState } from '../api';
-import { createDashboardFrame } from '../frame';
+import { proxyURL, setPaneState } from '../api/client';
 import { MimeTypes } from '../tokens';
+import { DashboardFrame } from '../ui/frame';
+import { HiddenSuspender } from '../ui/visibility';
 import { readPlotData } from './data';
-
-const DARK_CLASS = 'jp-mod-dark';
 
 /**
  * A live plot under a cell (`dashdock.show`): the proxied plot page in a frame of the asked height.
  *
  * #### Notes
- * Scrolled out of view for longer than the grace period, its relay is paused on the server (no
- * bytes flow); scrolled back, the page reloads, consistent with the scheduler, as panes do.
+ * Out of sight (scrolled away, or Lab in a background browser tab) for longer than the grace
+ * period, its relay is paused on the server (no bytes flow); back in sight, the page reloads,
+ * consistent with the scheduler, as panes do.
  */
 export class InlinePlot extends Widget implements IRenderMime.IRenderer {
   constructor(options: InlinePlot.IOptions) {
     super();
     this.addClass('jp-dashdock-InlinePlot');
+    this.layout = new PanelLayout();
     this._trans = options.trans;
-    this._hiddenGrace = options.hiddenGrace;
     this._isDark = options.isDark;
+    this._hidden = new HiddenSuspender({
+      grace: options.hiddenGrace,
+      isShown: () => this._intersecting,
+      onSuspend: () => void this._sendState(),
+      onResume: () => void this._sendState().then(() => this._frame?.reload())
+    });
   }
 
   renderModel(model: IRenderMime.IMimeModel): Promise<void> {
     const data = readPlotData(model.data[MimeTypes.plot]);
-    this.node.textContent = '';
     this._observer?.disconnect();
+    this._frame?.dispose();
+    this._frame = null;
     if (!data) {
       this.node.textContent = this._trans.__('This plot output cannot be shown (its data is not valid).');
       return Promise.resolve();
     }
-    this.toggleClass(DARK_CLASS, this._isDark());
-    this._frame = createDashboardFrame(data.title);
-    this._frame.style.height = `${data.height}px`;
-    this._url = proxyURL(data.target, data.path, this._paneId);
-    this._frame.src = this._url;
-    this.node.appendChild(this._frame);
-    this._observer = new IntersectionObserver(entries => this._onIntersection(entries));
+    this.node.textContent = '';
+    this._frame = new DashboardFrame({ url: proxyURL(data.target, data.path, this._paneId), title: data.title });
+    this._frame.node.style.height = `${data.height}px`;
+    this._frame.setDark(this._isDark());
+    (this.layout as PanelLayout).addWidget(this._frame);
+    this._observer = new IntersectionObserver(entries => {
+      this._intersecting = entries.some(entry => entry.isIntersecting);
+      this._hidden.update();
+    });
     this._observer.observe(this.node);
     return Promise.resolve();
   }
@@ -50,51 +63,32 @@ export class InlinePlot extends Widget implements IRenderMime.IRenderer {
       return;
     }
     this._observer?.disconnect();
-    window.clearTimeout(this._timer);
-    if (this._paused) {
+    const suspended = this._hidden.suspended;
+    this._hidden.dispose();
+    if (suspended) {
+      // The server keeps a pane's state only while it differs from live: let it forget this one.
       void setPaneState(this._paneId, { paused: false, interval: 0 }).catch(() => undefined);
     }
     super.dispose();
   }
 
-  private _onIntersection(entries: IntersectionObserverEntry[]): void {
-    const visible = entries.some(entry => entry.isIntersecting);
-    window.clearTimeout(this._timer);
-    if (!visible) {
-      this._timer = window.setTimeout(() => void this._pause(), this._hiddenGrace * 1000);
-    } else if (this._paused) {
-      void this._resume();
-    }
-  }
-
-  private async _pause(): Promise<void> {
-    this._paused = true;
-    await setPaneState(this._paneId, { paused: true, interval: 0 }).catch(() => undefined);
-  }
-
-  private async _resume(): Promise<void> {
-    this._paused = false;
-    await setPaneState(this._paneId, { paused: false, interval: 0 }).catch(() => undefined);
-    if (this._frame) {
-      this._frame.src = this._url;
-    }
+  private _sendState(): Promise<void> {
+    return setPaneState(this._paneId, { paused: this._hidden.suspended, interval: 0 }).catch(() => undefined);
   }
 
   private _trans: TranslationBundle;
-  private _hiddenGrace: number;
   private _isDark: () => boolean;
+  private _hidden: HiddenSuspender;
   private _paneId = `dashdock-inline-${UUID.uuid4()}`;
-  private _frame: HTMLIFrameElement | null = null;
-  private _url = '';
+  private _frame: DashboardFrame | null = null;
   private _observer: IntersectionObserver | null = null;
-  private _timer = 0;
-  private _paused = false;
+  private _intersecting = false;
 }
 
 export namespace InlinePlot {
   export interface IOptions {
     trans: TranslationBundle;
-    /** Seconds out of view before the relay pauses. */
+    /** Seconds out of sight before the relay pauses. */
     hiddenGrace: number;
     isDark: () => boolean;
   }

@@ -1,10 +1,11 @@
 import { JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
 import { ICommandPalette } from '@jupyterlab/apputils';
 import { IConsoleTracker } from '@jupyterlab/console';
-import { INotebookTracker, NotebookActions } from '@jupyterlab/notebook';
+import { INotebookTracker } from '@jupyterlab/notebook';
 import { ITranslator, nullTranslator } from '@jupyterlab/translation';
 
-import { clientCode, ClustersModel } from '../clusters';
+import { clientCode, insertCode } from '../clusters/code';
+import { ClustersModel } from '../clusters/model';
 import { CommandIDs, IClustersModel, ISourcesModel, TRANSLATION_DOMAIN } from '../tokens';
 
 /**
@@ -49,21 +50,8 @@ export const clustersPlugin: JupyterFrontEndPlugin<IClustersModel> = {
       },
       execute: args => {
         const cluster = model.clusters.find(c => c.id === args.cluster);
-        if (!cluster) {
-          return;
-        }
-        const code = clientCode(cluster);
-        const current = app.shell.currentWidget;
-        const notebook = notebooks?.currentWidget;
-        const console = consoles?.currentWidget;
-        if (console && (current === console || !notebook)) {
-          console.console.promptCell?.model.sharedModel.setSource(code);
-          return;
-        }
-        if (notebook) {
-          NotebookActions.insertBelow(notebook.content);
-          notebook.content.activeCell?.model.sharedModel.setSource(code);
-          app.shell.activateById(notebook.id);
+        if (cluster) {
+          insertCode(clientCode(cluster), { shell: app.shell, notebooks, consoles });
         }
       }
     });

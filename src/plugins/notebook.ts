@@ -6,6 +6,7 @@ import { ITranslator, nullTranslator } from '@jupyterlab/translation';
 import { ClientRepr } from '../notebook/clientrepr';
 import { InlinePlot } from '../notebook/inlineplot';
 import { IPlotPanes, MimeTypes, TRANSLATION_DOMAIN } from '../tokens';
+import { isDarkTheme } from '../ui/theme';
 
 /** Ahead of `text/html` (rank 50), so Lab prefers dashdock's output to Dask's own HTML. */
 const RANK = 10;
@@ -29,7 +30,7 @@ export const notebookPlugin: JupyterFrontEndPlugin<void> = {
     translator: ITranslator | null
   ): void => {
     const trans = (translator ?? nullTranslator).load(TRANSLATION_DOMAIN);
-    const isDark = () => !!themeManager?.theme && !themeManager.isLight(themeManager.theme);
+    const isDark = () => isDarkTheme(themeManager);
     // Notebooks clone the application's registry when they open, so they all get these.
     rendermime.addFactory(
       {

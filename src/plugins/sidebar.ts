@@ -1,14 +1,22 @@
+/**
+ * The dashdock sidebar: Lab's SidePanel with one section per concern (see panes.ts for plugins/).
+ */
+
 import { ILayoutRestorer, JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
 import { ITranslator, nullTranslator } from '@jupyterlab/translation';
-import { Panel } from '@lumino/widgets';
+import { SidePanel } from '@jupyterlab/ui-components';
+import { Widget } from '@lumino/widgets';
 
-import { dashdockIcon } from '../icons';
+import { ClustersSection } from '../clusters/view';
+import { PlotsSection } from '../sources/plots';
+import { SourcesSection } from '../sources/view';
+import { WorkersSection } from '../sources/workers';
 import { IClustersModel, IPlotPanes, ISourcesModel, TRANSLATION_DOMAIN } from '../tokens';
-import { ClustersView } from '../widgets/clusters';
-import { DashdockSidebar } from '../widgets/sidebar';
+import { dashdockIcon } from '../ui/icons';
+import { shareSections } from '../ui/sections';
 
 /**
- * The dashdock panel in the left sidebar.
+ * Sources, plots, workers and managed clusters, in the left sidebar.
  */
 export const sidebarPlugin: JupyterFrontEndPlugin<void> = {
   id: 'dashdock:sidebar',
@@ -25,15 +33,29 @@ export const sidebarPlugin: JupyterFrontEndPlugin<void> = {
     translator: ITranslator | null
   ): void => {
     const trans = (translator ?? nullTranslator).load(TRANSLATION_DOMAIN);
-    const sidebar = new Panel();
-    sidebar.addClass('jp-dashdock-SidePanel');
-    sidebar.addWidget(new DashdockSidebar({ model, panes, commands: app.commands, trans }));
-    if (clusters) {
-      sidebar.addWidget(new ClustersView({ model: clusters, commands: app.commands, trans }));
-    }
+    const sidebar = new SidePanel({ translator: translator ?? nullTranslator });
     sidebar.id = 'dashdock-sidebar';
+    sidebar.addClass('jp-dashdock-Sidebar');
     sidebar.title.icon = dashdockIcon;
     sidebar.title.caption = trans.__('Dask dashboards');
+    const heading = new Widget({ node: document.createElement('h2') });
+    heading.addClass('jp-dashdock-Sidebar-header');
+    heading.node.textContent = trans.__('Dask dashboards');
+    sidebar.header.addWidget(heading);
+
+    // Plots get the most room; workers start closed, so no scheduler is asked for workers
+    // nobody looks at.
+    const shares = new Map<Widget, number>([
+      [new SourcesSection({ model, trans }), 1],
+      [new PlotsSection({ model, panes, commands: app.commands, trans }), 2],
+      [new WorkersSection({ model, panes, trans }), 0]
+    ]);
+    if (clusters) {
+      shares.set(new ClustersSection({ model: clusters, commands: app.commands, trans }), 1);
+    }
+    shares.forEach((_, section) => sidebar.addWidget(section));
+    shareSections(sidebar, shares);
+
     app.shell.add(sidebar, 'left', { rank: 200 });
     restorer?.add(sidebar, sidebar.id);
   }

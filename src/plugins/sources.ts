@@ -3,7 +3,7 @@ import { ICommandPalette, InputDialog, showErrorMessage } from '@jupyterlab/appu
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
 import { ITranslator, nullTranslator } from '@jupyterlab/translation';
 
-import { SourcesModel } from '../sources';
+import { SourcesModel } from '../sources/model';
 import { CommandIDs, ISourcesModel, TRANSLATION_DOMAIN } from '../tokens';
 
 /**

@@ -1,7 +1,21 @@
+/**
+ * The REST client of dashdock's server (see types.ts for what api/ owns).
+ */
+
 import { URLExt } from '@jupyterlab/coreutils';
 import { ServerConnection } from '@jupyterlab/services';
 
-import { ICluster, IClusterLimits, IPlot, ISource, IWorker } from './tokens';
+import {
+  ICluster,
+  IClusterListing,
+  IPaneState,
+  IPlot,
+  ISource,
+  ISourceListing,
+  ISummary,
+  IWorker
+} from './types';
+import { joinProxyURL } from './urls';
 
 /**
  * An API call failed; `message` is the server's explanation, fit to show to people.
@@ -46,21 +60,6 @@ export async function requestAPI<T>(
 }
 
 /**
- * What `GET sources` answers: usable sources, then disabled ones, and warnings about the sources file.
- */
-export interface ISourceListing {
-  sources: ISource[];
-  warnings: string[];
-  /** What the listing reflects; a later `since` asks only for what changed after it. */
-  version?: string;
-  /**
-   * With `since`: the ids of all usable sources, in order; `sources` then holds only the usable
-   * ones that changed, and every disabled one.
-   */
-  ids?: string[];
-}
-
-/**
  * The server's sources; with `check`, the health of those that need it most is asked first; with
  * `since` (a listing's version), only what changed after it.
  */
@@ -98,9 +97,9 @@ export async function listWorkers(id: string): Promise<IWorker[]> {
 }
 
 /**
- * What the relays of one pane do: paused (nothing reaches it) and seconds between deliveries.
+ * Set what the relays of one pane do (the server forgets a pane whose state is back to live).
  */
-export async function setPaneState(pane: string, state: { paused: boolean; interval: number }): Promise<void> {
+export async function setPaneState(pane: string, state: IPaneState): Promise<void> {
   await requestAPI<unknown>(`panes/${encodeURIComponent(pane)}`, {
     method: 'PATCH',
     body: JSON.stringify(state)
@@ -108,27 +107,11 @@ export async function setPaneState(pane: string, state: { paused: boolean; inter
 }
 
 /**
- * The URL on this server that shows `path` of a source's dashboard through the proxy.
- *
- * #### Notes
- * With `pane`, the page (and the websocket Bokeh opens with the page's query) is tied to that
- * pane, so the server can pause or throttle exactly its relays.
+ * The URL on this server that shows `path` of a source's dashboard through the proxy (see
+ * `joinProxyURL`).
  */
 export function proxyURL(source: string, path: string, pane?: string): string {
-  const baseUrl = ServerConnection.makeSettings().baseUrl;
-  // A source id or a literal `host:port` / `[v6]:port` target stays as it is: the server matches
-  // the raw segment, so an encoded colon would not be a target.
-  const target = /^[A-Za-z0-9.:[\]-]+$/.test(source) ? source : encodeURIComponent(source);
-  const url = URLExt.join(baseUrl, 'dashdock/proxy', target) + path;
-  return pane ? `${url}?dashdock-pane=${encodeURIComponent(pane)}` : url;
-}
-
-/**
- * What `GET clusters` answers: the clusters, and the limits every request is held to.
- */
-export interface IClusterListing {
-  clusters: ICluster[];
-  limits: IClusterLimits;
+  return joinProxyURL(ServerConnection.makeSettings().baseUrl, source, path, pane);
 }
 
 export function listClusters(): Promise<IClusterListing> {
@@ -155,28 +138,6 @@ export function restartCluster(id: string): Promise<ICluster> {
 
 export async function stopCluster(id: string): Promise<void> {
   await requestAPI<void>(`clusters/${encodeURIComponent(id)}`, { method: 'DELETE' });
-}
-
-/**
- * What a notebook's repr of a Dask client shows live: the scheduler's counts, and the source its
- * plots open from (none when the dashboard is not a source of this server).
- */
-export interface ISummary {
-  source: ISource | null;
-  /** `host:port` of the dashboard, usable as a proxy target when there is no source. */
-  target: string;
-  counts: {
-    workers?: number;
-    threads?: number;
-    tasks?: number;
-    processing?: number;
-    waiting?: number;
-    in_memory?: number;
-    erred?: number;
-    stored_bytes?: number;
-    clients?: number;
-  } | null;
-  message: string;
 }
 
 export function summary(dashboard: string, kernel: string | null): Promise<ISummary> {

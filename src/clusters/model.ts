@@ -1,13 +1,18 @@
+/**
+ * clusters/: Dask clusters this Jupyter server manages: the model (this file), the sidebar section
+ * and its cards (view.ts, card.ts) and the code that connects a notebook (code.ts). May import
+ * api/, ui/ and tokens.ts; not the other feature directories.
+ */
+
 import { JSONExt } from '@lumino/coreutils';
 import { IDisposable } from '@lumino/disposable';
 import { Poll } from '@lumino/polling';
 import { ISignal, Signal } from '@lumino/signaling';
 
-import { changeCluster, listClusters, restartCluster, startCluster, stopCluster } from './api';
-import { ICluster, IClusterLimits, IClustersModel } from './tokens';
+import { changeCluster, listClusters, restartCluster, startCluster, stopCluster } from '../api/client';
+import { ICluster, IClusterLimits } from '../api/types';
+import { IClustersModel } from '../tokens';
 
-// Merged into the token's interface, so that whatever provides IClustersModel offers the limits
-// the sidebar shows beside the clusters.
 /**
  * The managed clusters, kept fresh by a poll that stands by while Lab is hidden.
  *
@@ -114,11 +119,4 @@ export class ClustersModel implements IClustersModel, IDisposable {
   private _onStarted?: (cluster: ICluster) => void;
   private _poll: Poll;
   private _changed = new Signal<IClustersModel, void>(this);
-}
-
-/**
- * The code that connects a notebook to a cluster.
- */
-export function clientCode(cluster: ICluster): string {
-  return ['from dask.distributed import Client', '', `client = Client("${cluster.scheduler}")`, 'client'].join('\n');
 }

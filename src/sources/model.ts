@@ -1,10 +1,17 @@
+/**
+ * sources/: the dashboards this Lab knows and the sidebar sections that show them: the model (this
+ * file), the sources list (view.ts), the selected source's plots (plots.ts) and workers
+ * (workers.ts). May import api/, ui/ and tokens.ts; not the other feature directories.
+ */
+
 import { JSONExt } from '@lumino/coreutils';
 import { IDisposable } from '@lumino/disposable';
 import { Poll } from '@lumino/polling';
 import { ISignal, Signal } from '@lumino/signaling';
 
-import { ISourceListing, addSource, listPlots, listSources, removeSource } from './api';
-import { IPlot, ISource, ISourcesModel } from './tokens';
+import { addSource, listPlots, listSources, removeSource } from '../api/client';
+import { IPlot, ISource, ISourceListing } from '../api/types';
+import { ISourcesModel } from '../tokens';
 
 /**
  * The sources the server knows, with their health, kept fresh by one poll for the whole Lab.
@@ -63,7 +70,9 @@ export class SourcesModel implements ISourcesModel, IDisposable {
   }
 
   async refresh(): Promise<void> {
-    this._update(await listSources());
+    const edits = this._edits;
+    const listing = await listSources();
+    this._updateUnlessEdited(listing, edits);
   }
 
   async add(url: string, name?: string): Promise<ISource> {
@@ -104,10 +113,17 @@ export class SourcesModel implements ISourcesModel, IDisposable {
   private async _check(): Promise<void> {
     const edits = this._edits;
     const listing = await listSources(true, this._version);
-    // A listing made before this Lab added or removed a source would undo that change until the
-    // next poll (an added source vanishing, its selection lost): drop it, the next poll is fresh.
+    this._updateUnlessEdited(Private.merged(listing, this._sources), edits);
+  }
+
+  /**
+   * Apply a listing asked for when `edits` was the count of this Lab's changes, unless a change
+   * came since: that listing would undo it until the next poll (an added source vanishing, its
+   * selection lost). Dropping it is safe: the change applied its own result, the next poll is fresh.
+   */
+  private _updateUnlessEdited(listing: ISourceListing, edits: number): void {
     if (!this.isDisposed && edits === this._edits) {
-      this._update(Private.merged(listing, this._sources));
+      this._update(listing);
     }
   }
 

@@ -1,53 +1,33 @@
+/**
+ * panes/: plots docked as panes in the main area: the pane widget (this file), the manager that
+ * creates, places and restores them (manager.ts), and pure placement and rate rules (layout.ts,
+ * rates.ts). May import api/, ui/ and tokens.ts; not the other feature directories.
+ */
+
 import { MainAreaWidget, ToolbarButton } from '@jupyterlab/apputils';
 import { TranslationBundle } from '@jupyterlab/translation';
 import { launchIcon, refreshIcon } from '@jupyterlab/ui-components';
 import { Message } from '@lumino/messaging';
 import { Widget } from '@lumino/widgets';
 
-import { proxyURL, setPaneState } from '../api';
-import { createDashboardFrame } from '../frame';
+import { proxyURL, setPaneState } from '../api/client';
 import { ISourcesModel } from '../tokens';
+import { DashboardFrame } from '../ui/frame';
+import { HiddenSuspender } from '../ui/visibility';
+import { RATES } from './rates';
 
-const FRAME_CLASS = 'jp-dashdock-PlotFrame';
 const PANE_CLASS = 'jp-dashdock-PlotPane';
 const STATUS_CLASS = 'jp-dashdock-PaneStatus';
-const DARK_CLASS = 'jp-mod-dark';
 
-/** Seconds between redraws that the rate control offers; 0 is live. */
-export const RATES = [0, 1, 5];
+/** After this long down, "reconnecting" becomes "scheduler gone" (the checks go on). */
+const GONE_AFTER_MS = 60_000;
 
 /**
  * What a pane shows about its plot.
  */
 export type PaneStatus = 'live' | 'paused' | 'suspended' | 'reconnecting' | 'gone';
 
-/**
- * A sandboxed iframe on a proxied plot page.
- *
- * #### Notes
- * The proxy link authenticates with the user's session and redirects to the page's view URL,
- * where the page runs in an opaque origin.
- */
-export class PlotFrame extends Widget {
-  constructor(url: string, title: string) {
-    super();
-    this.addClass(FRAME_CLASS);
-    this._iframe = createDashboardFrame(title);
-    this._iframe.src = url;
-    this.url = url;
-    this.node.appendChild(this._iframe);
-  }
-
-  /** The proxied page this frame shows. */
-  readonly url: string;
-
-  reload(): void {
-    // Re-assigning src reloads even when the page itself navigated elsewhere.
-    this._iframe.src = this.url;
-  }
-
-  private _iframe: HTMLIFrameElement;
-}
+const STATUSES: PaneStatus[] = ['live', 'paused', 'suspended', 'reconnecting', 'gone'];
 
 /**
  * A docked plot of a dashboard source: the frame plus a toolbar with the source, a live status,
@@ -58,10 +38,10 @@ export class PlotFrame extends Widget {
  * away it shows "reconnecting", and when it answers again (or a relay reported it lost) it reloads
  * by itself. While hidden longer than a grace period it asks the server to stop its relays.
  */
-export class PlotPane extends MainAreaWidget<PlotFrame> {
+export class PlotPane extends MainAreaWidget<DashboardFrame> {
   constructor(options: PlotPane.IOptions) {
     const url = proxyURL(options.source, options.path, options.id);
-    super({ content: new PlotFrame(url, options.name) });
+    super({ content: new DashboardFrame({ url, title: options.name }) });
     this.addClass(PANE_CLASS);
     this.source = options.source;
     this.follows = options.follows ?? null;
@@ -71,7 +51,22 @@ export class PlotPane extends MainAreaWidget<PlotFrame> {
     this._model = options.model;
     this._trans = options.trans;
     this._rate = RATES.includes(options.rate) ? options.rate : 0;
-    this._hiddenGrace = options.hiddenGrace;
+    this._hidden = new HiddenSuspender({
+      grace: options.hiddenGrace,
+      isShown: () => this.isVisible,
+      onSuspend: () => {
+        void this._sendState();
+        this._render();
+      },
+      onResume: () => {
+        void this._sendState().then(() => {
+          if (!this._paused) {
+            this.reload();
+          }
+        });
+        this._render();
+      }
+    });
     this.title.label = options.name;
     this.title.closable = true;
     this.node.dataset.dashdockPath = options.path;
@@ -111,7 +106,6 @@ export class PlotPane extends MainAreaWidget<PlotFrame> {
       })
     );
     this._model.changed.connect(this._onSourcesChanged, this);
-    document.addEventListener('visibilitychange', this);
     this._render();
   }
 
@@ -140,7 +134,7 @@ export class PlotPane extends MainAreaWidget<PlotFrame> {
     if (this._paused) {
       return 'paused';
     }
-    return this._suspended ? 'suspended' : 'live';
+    return this._hidden.suspended ? 'suspended' : 'live';
   }
 
   setPaused(paused: boolean): void {
@@ -149,7 +143,7 @@ export class PlotPane extends MainAreaWidget<PlotFrame> {
     }
     this._paused = paused;
     void this._sendState().then(() => {
-      if (!paused && !this._suspended) {
+      if (!paused && !this._hidden.suspended) {
         // A fresh page gives a document consistent with the scheduler, not a half-applied one.
         this.reload();
       }
@@ -167,32 +161,22 @@ export class PlotPane extends MainAreaWidget<PlotFrame> {
   }
 
   setHiddenGrace(seconds: number): void {
-    this._hiddenGrace = seconds;
+    this._hidden.grace = seconds;
   }
 
   setDark(dark: boolean): void {
-    this.content.toggleClass(DARK_CLASS, dark);
+    this.content.setDark(dark);
   }
 
   reload(): void {
     this.content.reload();
   }
 
-  /**
-   * Handle the document's visibility: Lab in a background browser tab counts as hidden.
-   */
-  handleEvent(event: Event): void {
-    if (event.type === 'visibilitychange') {
-      this._updateVisibility();
-    }
-  }
-
   dispose(): void {
     if (this.isDisposed) {
       return;
     }
-    document.removeEventListener('visibilitychange', this);
-    window.clearTimeout(this._graceTimer);
+    this._hidden.dispose();
     window.clearInterval(this._countdown);
     this._model.changed.disconnect(this._onSourcesChanged, this);
     super.dispose();
@@ -200,43 +184,17 @@ export class PlotPane extends MainAreaWidget<PlotFrame> {
 
   protected onAfterShow(msg: Message): void {
     super.onAfterShow(msg);
-    this._updateVisibility();
+    this._hidden.update();
   }
 
   protected onAfterHide(msg: Message): void {
     super.onAfterHide(msg);
-    this._updateVisibility();
-  }
-
-  private _updateVisibility(): void {
-    const visible = this.isVisible && document.visibilityState === 'visible';
-    window.clearTimeout(this._graceTimer);
-    if (!visible) {
-      if (!this._suspended) {
-        this._graceTimer = window.setTimeout(() => this._suspend(), this._hiddenGrace * 1000);
-      }
-      return;
-    }
-    if (this._suspended) {
-      this._suspended = false;
-      void this._sendState().then(() => {
-        if (!this._paused) {
-          this.reload();
-        }
-      });
-      this._render();
-    }
-  }
-
-  private _suspend(): void {
-    this._suspended = true;
-    void this._sendState();
-    this._render();
+    this._hidden.update();
   }
 
   private _sendState(): Promise<void> {
     return setPaneState(this.id, {
-      paused: this._paused || this._suspended,
+      paused: this._paused || this._hidden.suspended,
       interval: this._rate
     }).catch(error => console.warn('dashdock: could not set the pane state', error));
   }
@@ -256,7 +214,7 @@ export class PlotPane extends MainAreaWidget<PlotFrame> {
     const lostWhileUp = !down && lost !== this._lost;
     this._wasDown = down;
     this._lost = lost;
-    if ((cameBack || lostWhileUp) && !this._paused && !this._suspended) {
+    if ((cameBack || lostWhileUp) && !this._paused && !this._hidden.suspended) {
       this.reload();
     }
     this._render();
@@ -276,9 +234,9 @@ export class PlotPane extends MainAreaWidget<PlotFrame> {
       select.appendChild(option);
     });
     select.value = String(this._rate);
+    // The select lives and dies with the pane's toolbar, and its listener with it.
     select.addEventListener('change', () => this.setRate(Number(select.value)));
-    const widget = new Widget({ node: select });
-    return widget;
+    return new Widget({ node: select });
   }
 
   private _render(): void {
@@ -299,7 +257,7 @@ export class PlotPane extends MainAreaWidget<PlotFrame> {
     this._status.node.textContent = `${source?.name ?? this.source} · ${labels[status]}`;
     this._status.node.title = source?.health.message ?? '';
     this.node.dataset.status = status;
-    for (const name of ['live', 'paused', 'suspended', 'reconnecting', 'gone']) {
+    for (const name of STATUSES) {
       this._status.toggleClass(`jp-mod-${name}`, name === status);
     }
     this.title.className = `jp-dashdock-PaneTab jp-mod-${status}`;
@@ -323,19 +281,14 @@ export class PlotPane extends MainAreaWidget<PlotFrame> {
   private _trans: TranslationBundle;
   private _status = new Widget();
   private _pauseButton: ToolbarButton;
+  private _hidden: HiddenSuspender;
   private _rate: number;
   private _paused = false;
-  private _suspended = false;
-  private _hiddenGrace: number;
-  private _graceTimer = 0;
   private _countdown = 0;
   private _wasDown = false;
   private _downSince = 0;
   private _lost: number;
 }
-
-/** After this long down, "reconnecting" becomes "scheduler gone" (the checks go on). */
-const GONE_AFTER_MS = 60_000;
 
 export namespace PlotPane {
   export interface IOptions {

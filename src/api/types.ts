@@ -1,0 +1,134 @@
+/**
+ * api/: how the frontend talks to dashdock's server and what every Dask dashboard offers.
+ *
+ * Owns the REST client (client.ts), the shapes it exchanges (this file), proxy URLs and dashboard
+ * links (urls.ts) and the dashboards' well-known plots (plots.ts). Imports nothing of ours except
+ * its own files; only client.ts has runtime imports from JupyterLab, so the others run in node.
+ *
+ * This file: the JSON the REST API exchanges. `tokens.ts` re-exports the public ones.
+ */
+
+/**
+ * A dashboard the server knows, as the REST API describes it.
+ */
+export interface ISource {
+  id: string;
+  name: string;
+  kind: string;
+  url: string;
+  health: { status: 'up' | 'down' | 'unknown'; message: string; checked: number };
+  /** How often an open plot lost its connection to this dashboard (a scheduler restart, a crash). */
+  lost: number;
+  /**
+   * Why this saved source cannot be used now (its host is no longer allowed, its entry is not
+   * readable). It stays saved, can be removed, and the proxy does not reach it.
+   */
+  disabled?: string;
+  /** The last change to this source was not saved (it would be gone after a server restart). */
+  warning?: string;
+}
+
+/**
+ * A cluster this server manages, as the REST API describes it.
+ */
+export interface ICluster {
+  id: string;
+  name: string;
+  status: 'starting' | 'running' | 'closing' | 'stopped';
+  scheduler: string | null;
+  dashboard: string | null;
+  workers: number;
+  threads: number;
+  memory: number;
+  adapt: { minimum: number; maximum: number } | null;
+  /** The source id of its dashboard, once running. */
+  source: string | null;
+}
+
+/**
+ * How many workers one managed cluster may have (its adaptive maximum included) and how many
+ * clusters may run at once; the server refuses a request beyond either, saying which.
+ */
+export interface IClusterLimits {
+  max_workers: number;
+  max_clusters: number;
+}
+
+/**
+ * One plot a dashboard offers.
+ */
+export interface IPlot {
+  name: string;
+  group: string;
+  path: string;
+  url: string;
+}
+
+/**
+ * A worker of a source, as the REST API lists it, with the pages of its own dashboard.
+ */
+export interface IWorker {
+  address: string;
+  name: string;
+  threads: number | null;
+  memory_limit: number | null;
+  /** `host:port` of the worker's dashboard, when it runs one. */
+  dashboard: string | null;
+  /** Whether the proxy may reach that dashboard; `reason` says why not. */
+  reachable: boolean;
+  reason: string;
+  pages: { name: string; path: string; url: string }[];
+}
+
+/**
+ * What `GET sources` answers: usable sources, then disabled ones, and warnings about the sources file.
+ */
+export interface ISourceListing {
+  sources: ISource[];
+  warnings: string[];
+  /** What the listing reflects; a later `since` asks only for what changed after it. */
+  version?: string;
+  /**
+   * With `since`: the ids of all usable sources, in order; `sources` then holds only the usable
+   * ones that changed, and every disabled one.
+   */
+  ids?: string[];
+}
+
+/**
+ * What `GET clusters` answers: the clusters, and the limits every request is held to.
+ */
+export interface IClusterListing {
+  clusters: ICluster[];
+  limits: IClusterLimits;
+}
+
+/**
+ * What the relays of one pane do: paused (nothing reaches it) and seconds between deliveries.
+ */
+export interface IPaneState {
+  paused: boolean;
+  interval: number;
+}
+
+/**
+ * What a notebook's repr of a Dask client shows live: the scheduler's counts, and the source its
+ * plots open from (none when the dashboard is not a source of this server).
+ */
+export interface ISummary {
+  source: ISource | null;
+  /** `host:port` of the dashboard, usable as a proxy target when there is no source. */
+  target: string;
+  counts: {
+    workers?: number;
+    threads?: number;
+    tasks?: number;
+    processing?: number;
+    waiting?: number;
+    in_memory?: number;
+    erred?: number;
+    stored_bytes?: number;
+    clients?: number;
+  } | null;
+  message: string;
+}

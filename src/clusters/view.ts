@@ -1,0 +1,156 @@
+/**
+ * The Clusters section of the sidebar: start a cluster, and a card for each one (see model.ts for
+ * clusters/).
+ */
+
+import { TranslationBundle } from '@jupyterlab/translation';
+import { CommandRegistry } from '@lumino/commands';
+import { Message } from '@lumino/messaging';
+import { Widget } from '@lumino/widgets';
+
+import { ICluster } from '../api/types';
+import { CommandIDs, IClustersModel } from '../tokens';
+import { element, KeyedParts } from '../ui/dom';
+import { ClusterCard } from './card';
+
+/**
+ * The managed clusters with their limits and the last error.
+ *
+ * #### Notes
+ * Cards are kept per cluster and updated in place (see `ClusterCard`), so a poll that brings news
+ * does not throw away what the user is typing.
+ */
+export class ClustersSection extends Widget {
+  constructor(options: ClustersSection.IOptions) {
+    super();
+    this.addClass('jp-dashdock-Clusters');
+    this._model = options.model;
+    this._commands = options.commands;
+    this._trans = options.trans;
+    const trans = this._trans;
+    this.title.label = trans.__('Clusters');
+    const header = element('div', 'jp-dashdock-Clusters-header', this.node);
+    this._create = element('button', 'jp-dashdock-ClusterButton jp-mod-styled jp-mod-accept', header);
+    this._create.dataset.action = 'new';
+    this._limits = element('div', 'jp-dashdock-Clusters-limits', this.node);
+    this._error = element('div', 'jp-dashdock-Clusters-error', this.node);
+    this._error.setAttribute('role', 'alert');
+    this._cardList = element('div', 'jp-dashdock-Clusters-cards', this.node);
+    this._empty = element('p', 'jp-dashdock-Clusters-empty');
+    this._empty.textContent = trans.__('No cluster yet: "New cluster" starts one on this server.');
+    this._cards = new KeyedParts<ICluster, ClusterCard>({
+      key: cluster => cluster.id,
+      create: cluster => new ClusterCard(cluster, this._model.limits, trans),
+      update: (card, cluster) => card.update(cluster, this._model.busy.has(cluster.id), this._model.limits)
+    });
+    this._model.changed.connect(this._render, this);
+    this._render();
+  }
+
+  dispose(): void {
+    if (this.isDisposed) {
+      return;
+    }
+    this._model.changed.disconnect(this._render, this);
+    super.dispose();
+  }
+
+  /**
+   * Handle the DOM events of the section (delegated from its root node).
+   */
+  handleEvent(event: Event): void {
+    if (event.type === 'click') {
+      this._evtClick(event as MouseEvent);
+    }
+  }
+
+  protected onAfterAttach(msg: Message): void {
+    super.onAfterAttach(msg);
+    this.node.addEventListener('click', this);
+  }
+
+  protected onBeforeDetach(msg: Message): void {
+    this.node.removeEventListener('click', this);
+    super.onBeforeDetach(msg);
+  }
+
+  private _evtClick(event: MouseEvent): void {
+    const button = (event.target as HTMLElement).closest<HTMLElement>('[data-action]');
+    if (!button) {
+      return;
+    }
+    if (button.dataset.action === 'new') {
+      void this._commands.execute(CommandIDs.launchCluster);
+      return;
+    }
+    const id = button.closest<HTMLElement>('.jp-dashdock-ClusterCard')?.dataset.clusterId;
+    const cluster = this._model.clusters.find(c => c.id === id);
+    const card = id === undefined ? undefined : this._cards.get(id);
+    // Bail if the card's cluster is gone.
+    if (!cluster || !card) {
+      return;
+    }
+    const requested = card.requested;
+    switch (button.dataset.action) {
+      case 'scale':
+        void this._model.scale(cluster.id, requested.workers);
+        break;
+      case 'adapt':
+        void this._model.adapt(cluster.id, requested.minimum, requested.maximum);
+        break;
+      case 'layout':
+        if (cluster.source) {
+          void this._commands.execute(CommandIDs.openLayout, { source: cluster.source });
+        }
+        break;
+      case 'insert':
+        void this._commands.execute(CommandIDs.insertClientCode, { cluster: cluster.id });
+        break;
+      case 'restart':
+        void this._model.restart(cluster.id);
+        break;
+      case 'stop':
+        void this._model.stop(cluster.id);
+        break;
+    }
+  }
+
+  private _render(): void {
+    const trans = this._trans;
+    const starting = this._model.busy.has('new');
+    this._create.disabled = starting;
+    this._create.textContent = starting ? trans.__('Starting…') : trans.__('New cluster');
+    const limits = this._model.limits;
+    this._limits.textContent = limits
+      ? trans.__(
+          'Up to %1 per cluster, %2 at a time',
+          trans._n('%1 worker', '%1 workers', limits.max_workers),
+          trans._n('%1 cluster', '%1 clusters', limits.max_clusters)
+        )
+      : '';
+    this._limits.title = limits
+      ? trans.__('Limits set on the Jupyter server (DashdockApp.max_workers and DashdockApp.max_clusters)')
+      : '';
+    this._error.textContent = this._model.error;
+    const clusters = this._model.clusters;
+    this._cards.render(this._cardList, clusters, clusters.length || starting ? [] : [this._empty]);
+  }
+
+  private _model: IClustersModel;
+  private _commands: CommandRegistry;
+  private _trans: TranslationBundle;
+  private _create: HTMLButtonElement;
+  private _limits: HTMLElement;
+  private _error: HTMLElement;
+  private _cardList: HTMLElement;
+  private _empty: HTMLElement;
+  private _cards: KeyedParts<ICluster, ClusterCard>;
+}
+
+export namespace ClustersSection {
+  export interface IOptions {
+    model: IClustersModel;
+    commands: CommandRegistry;
+    trans: TranslationBundle;
+  }
+}

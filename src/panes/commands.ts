@@ -1,0 +1,86 @@
+/**
+ * The commands that open panes: one plot, the default layout, and Dask's own "launch" command
+ * (see pane.ts for panes/).
+ */
+
+import { TranslationBundle } from '@jupyterlab/translation';
+import { CommandRegistry } from '@lumino/commands';
+
+import { parseDashboardLink } from '../api/urls';
+import { CommandIDs, IPanePlacement, ISourcesModel } from '../tokens';
+import { PaneManager } from './manager';
+import { RATES } from './rates';
+
+/**
+ * Add the pane commands to `commands`.
+ */
+export function addPaneCommands(
+  commands: CommandRegistry,
+  panes: PaneManager,
+  model: ISourcesModel,
+  trans: TranslationBundle
+): void {
+  commands.addCommand(CommandIDs.openPlot, {
+    label: args => (args.name ? trans.__('Open %1', args.name as string) : trans.__('Open Dask Plot')),
+    describedBy: {
+      args: {
+        type: 'object',
+        required: ['source', 'path'],
+        properties: {
+          source: { type: 'string', description: trans.__('Source id') },
+          path: { type: 'string', description: trans.__('Plot path, e.g. /individual-task-stream') },
+          follows: { type: 'string', description: trans.__('For a host:port source: the source whose health the pane shows') },
+          name: { type: 'string' },
+          id: { type: 'string' },
+          rate: { type: 'number', enum: [...RATES] },
+          mode: { type: 'string' },
+          ref: { type: 'string' }
+        }
+      }
+    },
+    execute: async args => {
+      if (!model.sources.length) {
+        // After a reload the restorer runs this before the sidebar has fetched anything.
+        await model.refresh().catch(() => undefined);
+      }
+      return panes.open(
+        {
+          source: args.source as string,
+          path: args.path as string,
+          follows: args.follows as string | undefined,
+          name: args.name as string | undefined,
+          id: args.id as string | undefined,
+          rate: args.rate as number | undefined
+        },
+        { mode: args.mode as IPanePlacement['mode'], ref: args.ref as string | undefined }
+      );
+    }
+  });
+
+  commands.addCommand(CommandIDs.openLayout, {
+    label: trans.__('Open Default Dask Dashboard Layout'),
+    describedBy: {
+      args: { type: 'object', properties: { source: { type: 'string', description: trans.__('Source id') } } }
+    },
+    isEnabled: args => !!(args.source || model.selected),
+    execute: async args => {
+      const source = (args.source as string | undefined) ?? model.selected?.id;
+      return source ? panes.openLayout(source) : [];
+    }
+  });
+
+  commands.addCommand(CommandIDs.populateAndLaunch, {
+    label: trans.__('Launch Dask Dashboard Layout'),
+    describedBy: {
+      args: {
+        type: 'object',
+        properties: { url: { type: 'string', description: trans.__('A dashboard link, direct or proxied') } }
+      }
+    },
+    execute: async args => {
+      const link = parseDashboardLink(String(args.url ?? ''));
+      const source = link.source ?? (await model.add(link.url)).id;
+      return commands.execute(CommandIDs.openLayout, { source });
+    }
+  });
+}

@@ -1,0 +1,275 @@
+/**
+ * The Sources section of the sidebar: add a dashboard by URL, see the known ones with their
+ * health, pick one, remove one (see model.ts for sources/).
+ */
+
+import { TranslationBundle } from '@jupyterlab/translation';
+import { Message } from '@lumino/messaging';
+import { Widget } from '@lumino/widgets';
+
+import { ISource } from '../api/types';
+import { ISourcesModel } from '../tokens';
+import { element, KeyedParts, makeKeyboardClickable } from '../ui/dom';
+
+const SECTION_CLASS = 'jp-dashdock-Sources';
+const SOURCE_CLASS = 'jp-dashdock-Source';
+const SELECTED_CLASS = 'jp-mod-selected';
+const DISABLED_CLASS = 'jp-mod-disabled';
+const BUSY_CLASS = 'jp-mod-busy';
+
+/**
+ * The sources list and the add-a-dashboard form.
+ *
+ * #### Notes
+ * The form is built once and the list is updated in place, so what the user types, and where the
+ * focus is, survive the model's changes (a health check every few seconds).
+ */
+export class SourcesSection extends Widget {
+  constructor(options: SourcesSection.IOptions) {
+    super();
+    this.addClass(SECTION_CLASS);
+    this._model = options.model;
+    this._trans = options.trans;
+    this.title.label = this._trans.__('Sources');
+    this._buildForm();
+    this._warnings = element('div', 'jp-dashdock-SourceWarnings', this.node);
+    this._warnings.setAttribute('role', 'status');
+    this._list = element('ul', 'jp-dashdock-SourceList', this.node);
+    this._list.setAttribute('aria-label', this._trans.__('Dashboard sources'));
+    this._items = new KeyedParts<ISource>({
+      key: source => (source.disabled ? `disabled/${source.id}` : source.id),
+      create: source => ({ node: source.disabled ? this._disabledItem(source) : this._usableItem(source) }),
+      update: (item, source) => this._updateItem(item.node, source)
+    });
+    this._model.changed.connect(this._render, this);
+    this._render();
+  }
+
+  dispose(): void {
+    if (this.isDisposed) {
+      return;
+    }
+    this._model.changed.disconnect(this._render, this);
+    super.dispose();
+  }
+
+  /**
+   * Handle the DOM events of the section (delegated from its root node).
+   */
+  handleEvent(event: Event): void {
+    switch (event.type) {
+      case 'submit':
+        this._evtSubmit(event);
+        break;
+      case 'click':
+        this._evtClick(event as MouseEvent);
+        break;
+    }
+  }
+
+  protected onAfterAttach(msg: Message): void {
+    super.onAfterAttach(msg);
+    this.node.addEventListener('submit', this);
+    this.node.addEventListener('click', this);
+  }
+
+  protected onBeforeDetach(msg: Message): void {
+    this.node.removeEventListener('submit', this);
+    this.node.removeEventListener('click', this);
+    super.onBeforeDetach(msg);
+  }
+
+  protected onAfterShow(msg: Message): void {
+    super.onAfterShow(msg);
+    void this._model.refresh().catch(error => this._showError(error));
+  }
+
+  private _buildForm(): void {
+    const trans = this._trans;
+    const form = element('form', 'jp-dashdock-AddSource', this.node);
+    this._url = element('input', 'jp-dashdock-AddSource-url jp-mod-styled', form);
+    this._url.type = 'text';
+    this._url.placeholder = 'http://127.0.0.1:8787';
+    this._url.setAttribute('aria-label', trans.__('Dashboard URL'));
+    this._url.spellcheck = false;
+    const add = element('button', 'jp-dashdock-AddSource-button jp-mod-styled jp-mod-accept', form);
+    add.type = 'submit';
+    add.textContent = trans.__('Add');
+    this._error = element('div', 'jp-dashdock-AddSource-error', this.node);
+    this._error.setAttribute('role', 'alert');
+  }
+
+  private _evtSubmit(event: Event): void {
+    event.preventDefault();
+    const url = this._url.value.trim();
+    this._error.textContent = '';
+    if (!url) {
+      this._error.textContent = this._trans.__('Enter the URL of a Dask dashboard, such as http://127.0.0.1:8787.');
+      return;
+    }
+    this.addClass(BUSY_CLASS);
+    this._model
+      .add(url)
+      .then(() => {
+        this._url.value = '';
+      })
+      // Keep what was typed so the user can correct it.
+      .catch(error => this._showError(error))
+      .finally(() => this.removeClass(BUSY_CLASS));
+  }
+
+  private _evtClick(event: MouseEvent): void {
+    const target = event.target as HTMLElement;
+    const action = target.closest<HTMLElement>('[data-action]');
+    if (action?.dataset.action === 'remove' && action.dataset.sourceId) {
+      void this._model.remove(action.dataset.sourceId).catch(error => this._showError(error));
+      return;
+    }
+    if (action?.dataset.action === 'dismiss-warning' && action.dataset.warning !== undefined) {
+      this._model.dismissWarning(action.dataset.warning);
+      return;
+    }
+    const item = target.closest<HTMLElement>(`.${SOURCE_CLASS}`);
+    if (item?.dataset.sourceId && !item.classList.contains(DISABLED_CLASS)) {
+      this._model.select(item.dataset.sourceId);
+    }
+  }
+
+  private _showError(error: any): void {
+    this._error.textContent = String(error?.message ?? error);
+  }
+
+  private _render(): void {
+    this._items.render(this._list, [...this._model.sources, ...this._model.disabled]);
+    this._renderWarnings();
+  }
+
+  private _usableItem(source: ISource): HTMLElement {
+    const trans = this._trans;
+    const item = element('li', SOURCE_CLASS);
+    makeKeyboardClickable(item);
+    element('span', 'jp-dashdock-Source-status', item);
+    element('span', 'jp-dashdock-Source-name', item);
+    const unsaved = element('span', 'jp-dashdock-Source-unsaved', item);
+    unsaved.textContent = trans.__('not saved');
+    // Notebooks' clients and managed clusters go when they close: there is nothing to remove.
+    if (source.kind === 'url') {
+      item.appendChild(this._removeButton(source));
+    }
+    return item;
+  }
+
+  /**
+   * A saved source that cannot be used now: listed with its reason so nothing vanishes unexplained,
+   * not selectable, and removable.
+   */
+  private _disabledItem(source: ISource): HTMLElement {
+    // Not focusable and no button: there is nothing to select; its remove button stays usable.
+    const item = element('li', `${SOURCE_CLASS} ${DISABLED_CLASS}`);
+    const status = element('span', 'jp-dashdock-Source-status jp-mod-disabled', item);
+    status.setAttribute('aria-label', this._trans.__('Disabled'));
+    const text = element('span', 'jp-dashdock-Source-name', item);
+    element('span', '', text);
+    element('span', 'jp-dashdock-Source-reason', text);
+    item.appendChild(this._removeButton(source));
+    return item;
+  }
+
+  private _updateItem(item: HTMLElement, source: ISource): void {
+    const trans = this._trans;
+    item.dataset.sourceId = source.id;
+    item.dataset.kind = source.kind;
+    item.querySelector('.jp-dashdock-Source-remove')?.setAttribute('aria-label', trans.__('Remove %1', source.name));
+    if (source.disabled) {
+      item.title = source.url
+        ? trans.__('%1 (disabled: %2)', source.url, source.disabled)
+        : trans.__('Disabled: %1', source.disabled);
+      const [name, reason] = Array.from(item.querySelector('.jp-dashdock-Source-name')!.children);
+      name.textContent = source.name;
+      reason.textContent = source.disabled;
+      return;
+    }
+    const selected = source.id === this._model.selected?.id;
+    item.classList.toggle(SELECTED_CLASS, selected);
+    item.setAttribute('aria-current', String(selected));
+    item.title = Private.kindLabel(source, trans);
+    const status = item.querySelector<HTMLElement>('.jp-dashdock-Source-status')!;
+    status.className = `jp-dashdock-Source-status jp-mod-${source.health.status}`;
+    status.setAttribute('aria-label', Private.statusLabel(source, trans));
+    status.title = Private.statusLabel(source, trans);
+    item.querySelector('.jp-dashdock-Source-name')!.textContent = source.name;
+    const unsaved = item.querySelector<HTMLElement>('.jp-dashdock-Source-unsaved')!;
+    unsaved.hidden = !source.warning;
+    unsaved.title = source.warning ?? '';
+  }
+
+  private _removeButton(source: ISource): HTMLElement {
+    const trans = this._trans;
+    const remove = element('button', 'jp-dashdock-Source-remove jp-Button jp-mod-minimal');
+    remove.dataset.action = 'remove';
+    remove.dataset.sourceId = source.id;
+    remove.textContent = '×';
+    remove.title = trans.__('Remove this source');
+    return remove;
+  }
+
+  /**
+   * What the server says about the sources file (a file moved aside, a change not saved): these
+   * would otherwise be known to its log only.
+   */
+  private _renderWarnings(): void {
+    const trans = this._trans;
+    this._warnings.replaceChildren(
+      ...this._model.warnings.map(warning => {
+        const message = element('p', 'jp-dashdock-SourceWarning');
+        element('span', '', message).textContent = warning;
+        const dismiss = element('button', 'jp-dashdock-SourceWarning-dismiss jp-Button jp-mod-minimal', message);
+        dismiss.dataset.action = 'dismiss-warning';
+        dismiss.dataset.warning = warning;
+        dismiss.textContent = '×';
+        dismiss.title = trans.__('Dismiss');
+        dismiss.setAttribute('aria-label', trans.__('Dismiss this warning'));
+        return message;
+      })
+    );
+  }
+
+  private _model: ISourcesModel;
+  private _trans: TranslationBundle;
+  private _url!: HTMLInputElement;
+  private _error!: HTMLElement;
+  private _warnings: HTMLElement;
+  private _list: HTMLUListElement;
+  private _items: KeyedParts<ISource>;
+}
+
+export namespace SourcesSection {
+  export interface IOptions {
+    model: ISourcesModel;
+    trans: TranslationBundle;
+  }
+}
+
+namespace Private {
+  export function kindLabel(source: ISource, trans: TranslationBundle): string {
+    switch (source.kind) {
+      case 'kernel':
+        return trans.__('%1 (a Dask client in notebook %2)', source.url, source.name);
+      case 'cluster':
+        return trans.__('%1 (a cluster this server manages)', source.url);
+      default:
+        return source.url;
+    }
+  }
+
+  export function statusLabel(source: ISource, trans: TranslationBundle): string {
+    switch (source.health.status) {
+      case 'up':
+        return trans.__('Scheduler reachable');
+      case 'down':
+        return trans.__('Scheduler unreachable: %1', source.health.message);
+      default:
+        return trans.__('Not checked yet');
+    }
+  }
+}

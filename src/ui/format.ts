@@ -1,0 +1,20 @@
+/**
+ * Numbers as people read them (see ui/dnd.ts for ui/). Pure: node runs these.
+ */
+
+/** 1536 -> '1.5 KiB'. */
+export function formatBytes(bytes: number): string {
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  return `${value.toFixed(unit ? 1 : 0)} ${units[unit]}`;
+}
+
+/** A count in the reader's locale, or a dash when it is not known. */
+export function formatCount(value: number | null): string {
+  return value === null ? '–' : value.toLocaleString();
+}
