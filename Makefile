@@ -6,7 +6,7 @@ export PATH := $(BIN):$(PATH)
 INSTALLED := $(VENV)/.dashdock-installed
 FRONTEND_SOURCES := $(shell find src style schema -type f 2>/dev/null) package.json tsconfig.json
 
-.PHONY: demo test test-server test-ui bench install build chromium lint clean
+.PHONY: demo test test-ts test-server test-ui bench install build chromium lint clean
 
 ## make demo: install, then run JupyterLab with dashdock and a real LocalCluster doing sample work
 demo: build
@@ -14,9 +14,14 @@ demo: build
 
 ## make test: install what the tests need (Chromium included) and run every test
 # Two runs: the server suite uses pytest-jupyter's event loop, the browser suite playwright's.
-test: build chromium
+test: build chromium test-ts
 	$(BIN)/python -m pytest -p no:cacheprovider tests
 	$(BIN)/python -m pytest -p no:cacheprovider ui-tests
+
+## make test-ts: TypeScript unit tests of pure frontend modules (ts-tests/, compiled by
+## tsconfig.test.json into build/ts-tests/, run by node's built-in test runner)
+test-ts: build
+	jlpm run test
 
 test-server: build
 	$(BIN)/python -m pytest -p no:cacheprovider tests
@@ -58,6 +63,8 @@ lint: build
 	$(BIN)/ruff check dashdock tests ui-tests bench demo
 	$(BIN)/ruff format --check dashdock tests ui-tests bench demo
 	node_modules/.bin/tsc --noEmit -p .
+	node_modules/.bin/tsc --noEmit -p tsconfig.test.json
+	jlpm run lint:check
 
 clean:
-	rm -rf lib dashdock/labextension tsconfig.tsbuildinfo node_modules $(VENV)
+	rm -rf lib dashdock/labextension tsconfig.tsbuildinfo build/ts-tests node_modules $(VENV)
