@@ -1,0 +1,192 @@
+"""The package layout is the architecture: these tests keep it so.
+
+- No import cycles among dashdock's modules (every import counts, lazy and type-only ones too).
+- Each Python concern imports only what its layer may (the table below, as docs/architecture.md says),
+  and so does each frontend directory (src/index.ts says the rule).
+- docs/architecture.md's module map lists every module of dashdock/ and src/, and nothing else.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = ROOT / "dashdock"
+ARCHITECTURE = ROOT / "docs" / "architecture.md"
+
+BASE = {"dashdock.errors", "dashdock.ids", "dashdock.targets", "dashdock.upstream", "dashdock.http"}
+KERNEL_CONTRACT = {"dashdock.kernel.protocol", "dashdock.kernel.files"}
+
+# What each part may import of dashdock (prefixes), besides its own modules.
+MAY_IMPORT: dict[str, set[str]] = {
+    "dashdock.kernel": set(),  # runs in kernels, possibly loaded by path without the rest
+    "dashdock._preload": {"dashdock.kernel"},
+    "dashdock.errors": set(),
+    "dashdock.ids": set(),
+    "dashdock.targets": set(),
+    "dashdock.upstream": {"dashdock.errors", "dashdock.targets"},
+    "dashdock.http": {"dashdock.errors", "dashdock.ids"},
+    "dashdock.sources": BASE | {"dashdock.kernel.files"},
+    "dashdock.panes": BASE,
+    "dashdock.clusters": BASE | KERNEL_CONTRACT | {"dashdock.sources"},
+    "dashdock.notebook": BASE | KERNEL_CONTRACT | {"dashdock.sources"},
+    "dashdock.proxy.websocket": BASE | {"dashdock.panes.state"},
+    "dashdock.proxy.bokehjs": {"dashdock.kernel.files"},
+    "dashdock.proxy": BASE | KERNEL_CONTRACT | {"dashdock.sources", "dashdock.panes"},
+    "dashdock.app": {"dashdock"},  # wires everything
+    "dashdock": {"dashdock.app", "dashdock.kernel.show", "dashdock._version"},  # __init__
+    "dashdock._version": set(),
+}
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def modules() -> dict[str, Path]:
+    return {module_name(path): path for path in PACKAGE.rglob("*.py") if "labextension" not in path.parts}
+
+
+def imports_of(name: str, path: Path) -> set[str]:
+    """The dashdock modules ``name`` imports, resolved (relative ones too), wherever the import is."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    known = modules()
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                base = ".".join([*anchor, base] if base else anchor)
+            # ``from dashdock.x import y``: y may be a module of x, or a name in x.
+            targets = [
+                f"{base}.{alias.name}" if f"{base}.{alias.name}" in known else base for alias in node.names
+            ]
+        else:
+            continue
+        found.update(target for target in targets if target in known and target != name)
+    return found
+
+
+def graph() -> dict[str, set[str]]:
+    return {name: imports_of(name, path) for name, path in modules().items()}
+
+
+def part_of(name: str) -> str:
+    return max((part for part in MAY_IMPORT if name == part or name.startswith(part + ".")), key=len)
+
+
+def test_the_package_has_no_import_cycle() -> None:
+    edges = graph()
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    path: list[str] = []
+
+    def visit(name: str) -> None:
+        state[name] = 1
+        path.append(name)
+        for imported in sorted(edges[name]):
+            if state.get(imported) == 1:
+                cycle = [*path[path.index(imported) :], imported]
+                raise AssertionError("import cycle: " + " -> ".join(cycle))
+            if imported not in state:
+                visit(imported)
+        path.pop()
+        state[name] = 2
+
+    for name in sorted(edges):
+        if name not in state:
+            visit(name)
+
+
+def test_each_part_imports_only_what_its_layer_may() -> None:
+    wrong = []
+    for name, imported in graph().items():
+        part = part_of(name)
+        allowed = MAY_IMPORT[part]
+        for target in sorted(imported):
+            own = target == part or target.startswith(part + ".")
+            if part == "dashdock" and name != "dashdock":
+                own = False
+            if not own and not any(target == a or target.startswith(a + ".") for a in allowed):
+                wrong.append(f"{name} imports {target}")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_the_checks_see_a_cycle_and_a_layer_breach() -> None:
+    # The walk resolves relative, lazy and type-only imports; a known edge proves it reads them.
+    edges = graph()
+    assert "dashdock.kernel.protocol" in edges["dashdock.kernel.hooks"]  # relative
+    assert "dashdock.app" in edges["dashdock"]  # lazy and TYPE_CHECKING
+    assert "dashdock.proxy.websocket.relay" in edges["dashdock.proxy.relay_handler"]
+    assert part_of("dashdock.proxy.websocket.relay") == "dashdock.proxy.websocket"
+
+
+def documented_modules() -> set[str]:
+    """Paths in the module map: lines of the form ``- `path` ...`` under '## Module map'."""
+    text = ARCHITECTURE.read_text()
+    section = text.split("## Module map", 1)[1].split("\n## ", 1)[0]
+    return set(re.findall(r"^\s*[-|]\s*`((?:dashdock|src)/[^`]+\.(?:py|ts))`", section, re.M))
+
+
+def only_a_docstring(path: Path) -> bool:
+    """A package's ``__init__`` that only says what the package owns: the map lists its modules."""
+    body = ast.parse(path.read_text()).body
+    return len(body) == 1 and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+
+
+def test_the_module_map_lists_every_module() -> None:
+    actual = {
+        str(path.relative_to(ROOT))
+        for path in [*PACKAGE.rglob("*.py"), *(ROOT / "src").rglob("*.ts")]
+        if "labextension" not in path.parts
+        and not path.name.endswith(".d.ts")
+        and not (path.name == "__init__.py" and only_a_docstring(path))
+    }
+    listed = documented_modules()
+    assert not actual - listed, f"modules missing from docs/architecture.md: {sorted(actual - listed)}"
+    assert not listed - actual, (
+        f"docs/architecture.md lists modules that do not exist: {sorted(listed - actual)}"
+    )
+
+
+# What each frontend directory may import of src/ besides itself (src/index.ts states the rule).
+TS_MAY_IMPORT = {
+    "api": set(),
+    "ui": set(),
+    "sources": {"api", "ui", "tokens"},
+    "clusters": {"api", "ui", "tokens"},
+    "panes": {"api", "ui", "tokens"},
+    "notebook": {"api", "ui", "tokens"},
+    "tokens": {"api"},  # re-exports the wire types
+}
+TS_IMPORT_RE = re.compile(r"""(?:^|\n)\s*(?:import|export)\b[^;]*?\bfrom\s+'(\.[^']*)'""", re.S)
+
+
+def ts_part(path: Path) -> str:
+    relative = path.relative_to(ROOT / "src")
+    return relative.parts[0] if len(relative.parts) > 1 else relative.stem
+
+
+def test_each_frontend_directory_imports_only_what_it_may() -> None:
+    src = ROOT / "src"
+    wrong = []
+    checked = 0
+    for path in src.rglob("*.ts"):
+        part = ts_part(path)
+        if part not in TS_MAY_IMPORT:
+            continue  # plugins/ and index.ts wire everything
+        for specifier in TS_IMPORT_RE.findall(path.read_text()):
+            checked += 1
+            resolved = (path.parent / specifier).resolve()
+            if not resolved.is_relative_to(src):
+                continue  # style/ assets
+            target = ts_part(resolved.with_suffix(".ts"))
+            if target != part and target not in TS_MAY_IMPORT[part]:
+                wrong.append(f"{path.relative_to(ROOT)} imports {specifier}")
+    assert checked > 20, "the import pattern no longer finds the frontend's imports"
+    assert not wrong, "\n".join(wrong)
