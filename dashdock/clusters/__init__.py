@@ -2,6 +2,7 @@
 
 Owns the manager, the limits, the cluster class resolved from traits and Dask's config, the host
 process (``python -m dashdock.clusters.host``) and the ``dashdock/api/clusters`` handlers. May
-import ``dashdock.sources`` (a cluster's dashboard is a source), ``dashdock.errors``,
-``dashdock.http`` and ``dashdock.kernel.protocol`` (variables a host must not inherit).
+import the base (``dashdock.errors``, ``ids``, ``targets``, ``upstream``, ``http``),
+``dashdock.sources`` (a cluster's dashboard is a source) and ``dashdock.kernel.protocol``
+(variables a host must not inherit).
 """

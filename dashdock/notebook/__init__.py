@@ -2,7 +2,7 @@
 
 Owns the kernel environment (dashboard link, client preload), the discovery of kernels' clients
 (each becomes a source named after its notebook) and ``dashdock/api/kernel-clients`` and
-``dashdock/api/summary``. May import ``dashdock.sources``, ``dashdock.targets``,
-``dashdock.upstream``, ``dashdock.errors``, ``dashdock.http`` and ``dashdock.kernel.protocol``
-(the contract with what runs in kernels).
+``dashdock/api/summary``. May import the base (``dashdock.errors``, ``ids``, ``targets``,
+``upstream``, ``http``), ``dashdock.sources`` and ``dashdock.kernel.protocol`` (the contract with
+what runs in kernels).
 """
