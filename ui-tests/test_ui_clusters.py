@@ -92,7 +92,9 @@ def test_the_cluster_limits_show_and_a_scale_beyond_them_says_why(browser: Brows
     workers = int(card.locator("dd").nth(1).inner_text())
     minimum = card.locator('input[name="minimum"]')
     minimum.fill("1")
-    lab.api(f"dashdock/api/clusters/{card.get_attribute('data-cluster-id')}", "PATCH", {"workers": workers + 1})
+    lab.api(
+        f"dashdock/api/clusters/{card.get_attribute('data-cluster-id')}", "PATCH", {"workers": workers + 1}
+    )
     expect(card.locator("dd").nth(1)).to_have_text(str(workers + 1), timeout=60_000)
     expect(minimum).to_be_focused()
     expect(minimum).to_have_value("1")

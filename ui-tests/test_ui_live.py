@@ -132,7 +132,9 @@ def test_dark_theme_gives_dark_plots(browser: Browser, lab: Lab, dask_cluster: D
         "() => window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Dark'})"
     )
     page.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'")
-    expect(pane(page, "Progress").locator(".jp-dashdock-PlotFrame")).to_have_class(re.compile(r"\bjp-mod-dark\b"))
+    expect(pane(page, "Progress").locator(".jp-dashdock-PlotFrame")).to_have_class(
+        re.compile(r"\bjp-mod-dark\b")
+    )
     dark = mean_brightness()
     screenshot(page, "dark-theme")
     assert light > 160 and dark < 100, (light, dark)
