@@ -8,7 +8,13 @@ import type { Widget } from '@lumino/widgets';
 
 import type { ICluster, IClusterLimits, IPlot, ISource } from './api/types';
 
-export type { ICluster, IClusterLimits, IPlot, ISource, IWorker } from './api/types';
+export type {
+  ICluster,
+  IClusterLimits,
+  IPlot,
+  ISource,
+  IWorker
+} from './api/types';
 
 /**
  * The clusters this server manages, and what can be done with them.
@@ -40,7 +46,13 @@ export const IClustersModel = new Token<IClustersModel>(
  * Where a newly opened pane goes in the main area.
  */
 export interface IPanePlacement {
-  mode?: 'split-right' | 'split-left' | 'split-top' | 'split-bottom' | 'tab-after' | 'tab-before';
+  mode?:
+    | 'split-right'
+    | 'split-left'
+    | 'split-top'
+    | 'split-bottom'
+    | 'tab-after'
+    | 'tab-before';
   ref?: string;
 }
 

@@ -1,8 +1,8 @@
-// Unit tests for pure frontend modules: compiled by tsconfig.test.json, run by `node --test`.
+// Numbers as people read them (src/ui/format.ts).
 import { strict as assert } from 'node:assert';
 import { describe, it } from 'node:test';
 
-import { formatBytes } from '../src/ui/format';
+import { formatBytes, formatCount } from '../src/ui/format';
 
 describe('formatBytes', () => {
   it('keeps small sizes in bytes', () => {
@@ -14,9 +14,30 @@ describe('formatBytes', () => {
     assert.equal(formatBytes(1024), '1.0 KiB');
     assert.equal(formatBytes(1536), '1.5 KiB');
     assert.equal(formatBytes(5 * 1024 ** 3), '5.0 GiB');
+    assert.equal(formatBytes(16 * 1024 ** 3 + 512 * 1024 ** 2), '16.5 GiB');
+  });
+
+  it('never shows 1024 of a unit: that is one of the next', () => {
+    assert.equal(formatBytes(1024 ** 2 - 1), '1.0 MiB');
+    assert.equal(formatBytes(1024 ** 2 - 60), '1023.9 KiB');
+    assert.equal(formatBytes(1024 ** 3 - 1), '1.0 GiB');
   });
 
   it('stops at the largest unit', () => {
+    assert.equal(formatBytes(1024 ** 4), '1.0 TiB');
     assert.equal(formatBytes(2048 * 1024 ** 4), '2048.0 TiB');
+  });
+});
+
+describe('formatCount', () => {
+  it('shows a dash when the count is not known', () => {
+    assert.equal(formatCount(null), '–');
+  });
+
+  it('shows a count in the locale, zero included', () => {
+    assert.equal(formatCount(0), '0');
+    assert.equal(formatCount(7), '7');
+    assert.equal(formatCount(1234567), (1234567).toLocaleString());
+    assert.match(formatCount(1234567), /^1\D?234\D?567$/);
   });
 });

@@ -63,9 +63,17 @@ export async function requestAPI<T>(
  * The server's sources; with `check`, the health of those that need it most is asked first; with
  * `since` (a listing's version), only what changed after it.
  */
-export function listSources(check = false, since?: string): Promise<ISourceListing> {
-  const query = [check ? 'check=1' : '', since ? `since=${encodeURIComponent(since)}` : ''].filter(Boolean);
-  return requestAPI<ISourceListing>(query.length ? `sources?${query.join('&')}` : 'sources');
+export function listSources(
+  check = false,
+  since?: string
+): Promise<ISourceListing> {
+  const query = [
+    check ? 'check=1' : '',
+    since ? `since=${encodeURIComponent(since)}` : ''
+  ].filter(Boolean);
+  return requestAPI<ISourceListing>(
+    query.length ? `sources?${query.join('&')}` : 'sources'
+  );
 }
 
 export function addSource(url: string, name?: string): Promise<ISource> {
@@ -79,27 +87,41 @@ export function addSource(url: string, name?: string): Promise<ISource> {
  * Remove a source; resolves to a warning when the server could not change its sources file, else ''.
  */
 export async function removeSource(id: string): Promise<string> {
-  const answer = await requestAPI<{ warning?: string } | null>(`sources/${encodeURIComponent(id)}`, {
-    method: 'DELETE'
-  });
+  const answer = await requestAPI<{ warning?: string } | null>(
+    `sources/${encodeURIComponent(id)}`,
+    {
+      method: 'DELETE'
+    }
+  );
   return answer?.warning ?? '';
 }
 
 export async function listPlots(id: string): Promise<IPlot[]> {
-  return (await requestAPI<{ plots: IPlot[] }>(`sources/${encodeURIComponent(id)}/plots`)).plots;
+  return (
+    await requestAPI<{ plots: IPlot[] }>(
+      `sources/${encodeURIComponent(id)}/plots`
+    )
+  ).plots;
 }
 
 /**
  * A source's workers, from its scheduler, with the pages of their own dashboards.
  */
 export async function listWorkers(id: string): Promise<IWorker[]> {
-  return (await requestAPI<{ workers: IWorker[] }>(`sources/${encodeURIComponent(id)}/workers`)).workers;
+  return (
+    await requestAPI<{ workers: IWorker[] }>(
+      `sources/${encodeURIComponent(id)}/workers`
+    )
+  ).workers;
 }
 
 /**
  * Set what the relays of one pane do (the server forgets a pane whose state is back to live).
  */
-export async function setPaneState(pane: string, state: IPaneState): Promise<void> {
+export async function setPaneState(
+  pane: string,
+  state: IPaneState
+): Promise<void> {
   await requestAPI<unknown>(`panes/${encodeURIComponent(pane)}`, {
     method: 'PATCH',
     body: JSON.stringify(state)
@@ -111,15 +133,25 @@ export async function setPaneState(pane: string, state: IPaneState): Promise<voi
  * `joinProxyURL`).
  */
 export function proxyURL(source: string, path: string, pane?: string): string {
-  return joinProxyURL(ServerConnection.makeSettings().baseUrl, source, path, pane);
+  return joinProxyURL(
+    ServerConnection.makeSettings().baseUrl,
+    source,
+    path,
+    pane
+  );
 }
 
 export function listClusters(): Promise<IClusterListing> {
   return requestAPI<IClusterListing>('clusters');
 }
 
-export function startCluster(options: { name?: string; workers?: number } = {}): Promise<ICluster> {
-  return requestAPI<ICluster>('clusters', { method: 'POST', body: JSON.stringify(options) });
+export function startCluster(
+  options: { name?: string; workers?: number } = {}
+): Promise<ICluster> {
+  return requestAPI<ICluster>('clusters', {
+    method: 'POST',
+    body: JSON.stringify(options)
+  });
 }
 
 export function changeCluster(
@@ -133,14 +165,21 @@ export function changeCluster(
 }
 
 export function restartCluster(id: string): Promise<ICluster> {
-  return requestAPI<ICluster>(`clusters/${encodeURIComponent(id)}/restart`, { method: 'POST' });
+  return requestAPI<ICluster>(`clusters/${encodeURIComponent(id)}/restart`, {
+    method: 'POST'
+  });
 }
 
 export async function stopCluster(id: string): Promise<void> {
-  await requestAPI<void>(`clusters/${encodeURIComponent(id)}`, { method: 'DELETE' });
+  await requestAPI<void>(`clusters/${encodeURIComponent(id)}`, {
+    method: 'DELETE'
+  });
 }
 
-export function summary(dashboard: string, kernel: string | null): Promise<ISummary> {
+export function summary(
+  dashboard: string,
+  kernel: string | null
+): Promise<ISummary> {
   const query = new URLSearchParams({ dashboard });
   if (kernel) {
     query.set('kernel', kernel);

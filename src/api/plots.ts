@@ -11,10 +11,16 @@ import type { TranslationBundle } from '@jupyterlab/translation';
  * #### Notes
  * The `layout` setting's default in schema/panes.json lists the same paths (JSON cannot import).
  */
-export const KEY_PLOTS: readonly { path: string; label: (trans: TranslationBundle) => string }[] = [
+export const KEY_PLOTS: readonly {
+  path: string;
+  label: (trans: TranslationBundle) => string;
+}[] = [
   { path: '/individual-task-stream', label: trans => trans.__('Task Stream') },
   { path: '/individual-progress', label: trans => trans.__('Progress') },
-  { path: '/individual-workers-memory', label: trans => trans.__('Worker Memory') },
+  {
+    path: '/individual-workers-memory',
+    label: trans => trans.__('Worker Memory')
+  },
   { path: '/individual-graph', label: trans => trans.__('Graph') }
 ];
 
@@ -22,7 +28,13 @@ export const KEY_PLOTS: readonly { path: string; label: (trans: TranslationBundl
  * Plot groups in the order the sidebar shows them. The server assigns each plot its group
  * (dashdock/sources/catalog.py, GROUPS); a group it adds later shows under "other".
  */
-export const PLOT_GROUPS: readonly string[] = ['tasks', 'memory', 'workers', 'gpu', 'other'];
+export const PLOT_GROUPS: readonly string[] = [
+  'tasks',
+  'memory',
+  'workers',
+  'gpu',
+  'other'
+];
 
 /** '/individual-task-stream' -> 'Task Stream', for panes opened by path alone. */
 export function nameFromPath(path: string): string {

@@ -16,7 +16,11 @@ export interface ISource {
   name: string;
   kind: string;
   url: string;
-  health: { status: 'up' | 'down' | 'unknown'; message: string; checked: number };
+  health: {
+    status: 'up' | 'down' | 'unknown';
+    message: string;
+    checked: number;
+  };
   /** How often an open plot lost its connection to this dashboard (a scheduler restart, a crash). */
   lost: number;
   /**

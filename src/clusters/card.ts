@@ -21,14 +21,20 @@ import { clientCodeMimeData } from './code';
  * that the section acts on.
  */
 export class ClusterCard {
-  constructor(cluster: ICluster, limits: IClusterLimits | null, trans: TranslationBundle) {
+  constructor(
+    cluster: ICluster,
+    limits: IClusterLimits | null,
+    trans: TranslationBundle
+  ) {
     this._cluster = cluster;
     this._trans = trans;
     this.node = element('div', 'jp-dashdock-ClusterCard');
     this.node.dataset.clusterId = cluster.id;
 
     const header = element('div', 'jp-dashdock-ClusterCard-header', this.node);
-    header.title = trans.__('Drag into a notebook to insert the code that connects to this cluster');
+    header.title = trans.__(
+      'Drag into a notebook to insert the code that connects to this cluster'
+    );
     this._name = element('span', 'jp-dashdock-ClusterCard-name', header);
     this._status = element('span', 'jp-dashdock-ClusterCard-status', header);
     makeDraggable(header, {
@@ -42,8 +48,14 @@ export class ClusterCard {
     this._workers = Private.numberInput('workers', cluster.workers, scale);
     Private.button(trans.__('Scale'), 'scale', scale);
     const adapt = element('div', 'jp-dashdock-ClusterCard-row', this.node);
-    this._minimum = Private.numberInput('minimum', cluster.adapt?.minimum ?? 0, adapt);
-    const maximum = cluster.adapt?.maximum ?? Math.min(Math.max(cluster.workers, 1), limits?.max_workers ?? Infinity);
+    this._minimum = Private.numberInput(
+      'minimum',
+      cluster.adapt?.minimum ?? 0,
+      adapt
+    );
+    const maximum =
+      cluster.adapt?.maximum ??
+      Math.min(Math.max(cluster.workers, 1), limits?.max_workers ?? Infinity);
     this._maximum = Private.numberInput('maximum', maximum, adapt);
     Private.button(trans.__('Adapt'), 'adapt', adapt);
     const actions = element('div', 'jp-dashdock-ClusterCard-row', this.node);
@@ -68,19 +80,30 @@ export class ClusterCard {
   /**
    * Show the cluster as last listed; `busy` while an operation on it is under way.
    */
-  update(cluster: ICluster, busy: boolean, limits: IClusterLimits | null): void {
+  update(
+    cluster: ICluster,
+    busy: boolean,
+    limits: IClusterLimits | null
+  ): void {
     const trans = this._trans;
     this._cluster = cluster;
     this.node.classList.toggle('jp-mod-busy', busy);
     this._name.textContent = cluster.name;
     this._status.className = `jp-dashdock-ClusterCard-status jp-mod-${cluster.status}`;
-    this._status.textContent = busy ? trans.__('working…') : Private.statusLabel(cluster.status, trans);
+    this._status.textContent = busy
+      ? trans.__('working…')
+      : Private.statusLabel(cluster.status, trans);
     const facts: [string, string][] = [
       [trans.__('Scheduler'), cluster.scheduler ?? '—'],
       [
         trans.__('Workers'),
         cluster.adapt
-          ? trans.__('%1 (adapting %2–%3)', cluster.workers, cluster.adapt.minimum, cluster.adapt.maximum)
+          ? trans.__(
+              '%1 (adapting %2–%3)',
+              cluster.workers,
+              cluster.adapt.minimum,
+              cluster.adapt.maximum
+            )
           : String(cluster.workers)
       ],
       [trans.__('Threads'), String(cluster.threads)],
@@ -97,14 +120,17 @@ export class ClusterCard {
     );
     // The browser marks a number over the limit as invalid; the server refuses it and says why.
     const max = limits?.max_workers;
-    const upTo = (label: string) => (max === undefined ? label : trans.__('%1 (at most %2)', label, max));
+    const upTo = (label: string) =>
+      max === undefined ? label : trans.__('%1 (at most %2)', label, max);
     Private.label(this._workers, upTo(trans.__('Workers')), max);
     Private.label(this._minimum, upTo(trans.__('Minimum workers')), max);
     Private.label(this._maximum, upTo(trans.__('Maximum workers')), max);
     const enabled = !busy && cluster.status === 'running';
-    this.node.querySelectorAll<HTMLButtonElement | HTMLInputElement>('button, input').forEach(control => {
-      control.disabled = !enabled;
-    });
+    this.node
+      .querySelectorAll<HTMLButtonElement | HTMLInputElement>('button, input')
+      .forEach(control => {
+        control.disabled = !enabled;
+      });
   }
 
   private _cluster: ICluster;
@@ -118,15 +144,32 @@ export class ClusterCard {
 }
 
 namespace Private {
-  export function button(label: string, action: string, parent: HTMLElement, extraClass = ''): HTMLButtonElement {
-    const node = element('button', `jp-dashdock-ClusterButton jp-mod-styled ${extraClass}`.trim(), parent);
+  export function button(
+    label: string,
+    action: string,
+    parent: HTMLElement,
+    extraClass = ''
+  ): HTMLButtonElement {
+    const node = element(
+      'button',
+      `jp-dashdock-ClusterButton jp-mod-styled ${extraClass}`.trim(),
+      parent
+    );
     node.dataset.action = action;
     node.textContent = label;
     return node;
   }
 
-  export function numberInput(name: string, value: number, parent: HTMLElement): HTMLInputElement {
-    const input = element('input', 'jp-dashdock-ClusterCard-number jp-mod-styled', parent);
+  export function numberInput(
+    name: string,
+    value: number,
+    parent: HTMLElement
+  ): HTMLInputElement {
+    const input = element(
+      'input',
+      'jp-dashdock-ClusterCard-number jp-mod-styled',
+      parent
+    );
     input.type = 'number';
     input.min = '0';
     input.name = name;
@@ -135,7 +178,11 @@ namespace Private {
   }
 
   /** Name a number input and hold it to the server's limit. */
-  export function label(input: HTMLInputElement, text: string, max: number | undefined): void {
+  export function label(
+    input: HTMLInputElement,
+    text: string,
+    max: number | undefined
+  ): void {
     input.setAttribute('aria-label', text);
     input.title = text;
     if (max === undefined) {
@@ -145,7 +192,10 @@ namespace Private {
     }
   }
 
-  export function statusLabel(status: string, trans: TranslationBundle): string {
+  export function statusLabel(
+    status: string,
+    trans: TranslationBundle
+  ): string {
     switch (status) {
       case 'running':
         return trans.__('running');

@@ -17,7 +17,12 @@ const JUPYTER_CELLS_MIME = 'application/vnd.jupyter.cells';
  * The code that connects a notebook to a cluster.
  */
 export function clientCode(cluster: ICluster): string {
-  return ['from dask.distributed import Client', '', `client = Client("${cluster.scheduler}")`, 'client'].join('\n');
+  return [
+    'from dask.distributed import Client',
+    '',
+    `client = Client("${cluster.scheduler}")`,
+    'client'
+  ].join('\n');
 }
 
 /**
@@ -27,7 +32,13 @@ export function clientCodeMimeData(cluster: ICluster): MimeData {
   const code = clientCode(cluster);
   const mimeData = new MimeData();
   mimeData.setData(JUPYTER_CELLS_MIME, [
-    { cell_type: 'code', source: code, outputs: [], execution_count: null, metadata: {} }
+    {
+      cell_type: 'code',
+      source: code,
+      outputs: [],
+      execution_count: null,
+      metadata: {}
+    }
   ]);
   mimeData.setData('text/plain', code);
   return mimeData;
@@ -39,7 +50,11 @@ export function clientCodeMimeData(cluster: ICluster): MimeData {
  */
 export function insertCode(
   code: string,
-  where: { shell: JupyterFrontEnd.IShell; notebooks: INotebookTracker | null; consoles: IConsoleTracker | null }
+  where: {
+    shell: JupyterFrontEnd.IShell;
+    notebooks: INotebookTracker | null;
+    consoles: IConsoleTracker | null;
+  }
 ): void {
   const current = where.shell.currentWidget;
   const notebook = where.notebooks?.currentWidget;

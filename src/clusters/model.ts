@@ -9,7 +9,13 @@ import { IDisposable } from '@lumino/disposable';
 import { Poll } from '@lumino/polling';
 import { ISignal, Signal } from '@lumino/signaling';
 
-import { changeCluster, listClusters, restartCluster, startCluster, stopCluster } from '../api/client';
+import {
+  changeCluster,
+  listClusters,
+  restartCluster,
+  startCluster,
+  stopCluster
+} from '../api/client';
 import { ICluster, IClusterLimits } from '../api/types';
 import { IClustersModel } from '../tokens';
 
@@ -85,7 +91,9 @@ export class ClustersModel implements IClustersModel, IDisposable {
   }
 
   async adapt(id: string, minimum: number, maximum: number): Promise<void> {
-    await this._run(id, () => changeCluster(id, { adapt: { minimum, maximum } }));
+    await this._run(id, () =>
+      changeCluster(id, { adapt: { minimum, maximum } })
+    );
   }
 
   async restart(id: string): Promise<void> {
@@ -96,7 +104,10 @@ export class ClustersModel implements IClustersModel, IDisposable {
     await this._run(id, () => stopCluster(id));
   }
 
-  private async _run<T>(key: string, operation: () => Promise<T>): Promise<T | null> {
+  private async _run<T>(
+    key: string,
+    operation: () => Promise<T>
+  ): Promise<T | null> {
     this._busy.add(key);
     this._error = '';
     this._changed.emit();

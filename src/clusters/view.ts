@@ -30,18 +30,29 @@ export class ClustersSection extends Widget {
     const trans = this._trans;
     this.title.label = trans.__('Clusters');
     const header = element('div', 'jp-dashdock-Clusters-header', this.node);
-    this._create = element('button', 'jp-dashdock-ClusterButton jp-mod-styled jp-mod-accept', header);
+    this._create = element(
+      'button',
+      'jp-dashdock-ClusterButton jp-mod-styled jp-mod-accept',
+      header
+    );
     this._create.dataset.action = 'new';
     this._limits = element('div', 'jp-dashdock-Clusters-limits', this.node);
     this._error = element('div', 'jp-dashdock-Clusters-error', this.node);
     this._error.setAttribute('role', 'alert');
     this._cardList = element('div', 'jp-dashdock-Clusters-cards', this.node);
     this._empty = element('p', 'jp-dashdock-Clusters-empty');
-    this._empty.textContent = trans.__('No cluster yet: "New cluster" starts one on this server.');
+    this._empty.textContent = trans.__(
+      'No cluster yet: "New cluster" starts one on this server.'
+    );
     this._cards = new KeyedParts<ICluster, ClusterCard>({
       key: cluster => cluster.id,
       create: cluster => new ClusterCard(cluster, this._model.limits, trans),
-      update: (card, cluster) => card.update(cluster, this._model.busy.has(cluster.id), this._model.limits)
+      update: (card, cluster) =>
+        card.update(
+          cluster,
+          this._model.busy.has(cluster.id),
+          this._model.limits
+        )
     });
     this._model.changed.connect(this._render, this);
     this._render();
@@ -75,7 +86,9 @@ export class ClustersSection extends Widget {
   }
 
   private _evtClick(event: MouseEvent): void {
-    const button = (event.target as HTMLElement).closest<HTMLElement>('[data-action]');
+    const button = (event.target as HTMLElement).closest<HTMLElement>(
+      '[data-action]'
+    );
     if (!button) {
       return;
     }
@@ -83,7 +96,8 @@ export class ClustersSection extends Widget {
       void this._commands.execute(CommandIDs.launchCluster);
       return;
     }
-    const id = button.closest<HTMLElement>('.jp-dashdock-ClusterCard')?.dataset.clusterId;
+    const id = button.closest<HTMLElement>('.jp-dashdock-ClusterCard')?.dataset
+      .clusterId;
     const cluster = this._model.clusters.find(c => c.id === id);
     const card = id === undefined ? undefined : this._cards.get(id);
     // Bail if the card's cluster is gone.
@@ -96,15 +110,23 @@ export class ClustersSection extends Widget {
         void this._model.scale(cluster.id, requested.workers);
         break;
       case 'adapt':
-        void this._model.adapt(cluster.id, requested.minimum, requested.maximum);
+        void this._model.adapt(
+          cluster.id,
+          requested.minimum,
+          requested.maximum
+        );
         break;
       case 'layout':
         if (cluster.source) {
-          void this._commands.execute(CommandIDs.openLayout, { source: cluster.source });
+          void this._commands.execute(CommandIDs.openLayout, {
+            source: cluster.source
+          });
         }
         break;
       case 'insert':
-        void this._commands.execute(CommandIDs.insertClientCode, { cluster: cluster.id });
+        void this._commands.execute(CommandIDs.insertClientCode, {
+          cluster: cluster.id
+        });
         break;
       case 'restart':
         void this._model.restart(cluster.id);
@@ -119,7 +141,9 @@ export class ClustersSection extends Widget {
     const trans = this._trans;
     const starting = this._model.busy.has('new');
     this._create.disabled = starting;
-    this._create.textContent = starting ? trans.__('Starting…') : trans.__('New cluster');
+    this._create.textContent = starting
+      ? trans.__('Starting…')
+      : trans.__('New cluster');
     const limits = this._model.limits;
     this._limits.textContent = limits
       ? trans.__(
@@ -129,11 +153,17 @@ export class ClustersSection extends Widget {
         )
       : '';
     this._limits.title = limits
-      ? trans.__('Limits set on the Jupyter server (DashdockApp.max_workers and DashdockApp.max_clusters)')
+      ? trans.__(
+          'Limits set on the Jupyter server (DashdockApp.max_workers and DashdockApp.max_clusters)'
+        )
       : '';
     this._error.textContent = this._model.error;
     const clusters = this._model.clusters;
-    this._cards.render(this._cardList, clusters, clusters.length || starting ? [] : [this._empty]);
+    this._cards.render(
+      this._cardList,
+      clusters,
+      clusters.length || starting ? [] : [this._empty]
+    );
   }
 
   private _model: IClustersModel;

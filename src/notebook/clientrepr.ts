@@ -64,12 +64,17 @@ export class ClientRepr extends Widget implements IRenderMime.IRenderer {
     const data = this._data;
     this.node.textContent = '';
     if (!data) {
-      this.node.textContent = trans.__('This Dask output cannot be shown (its data is not valid).');
+      this.node.textContent = trans.__(
+        'This Dask output cannot be shown (its data is not valid).'
+      );
       return;
     }
     const header = element('div', 'jp-dashdock-ClientRepr-header', this.node);
     element('span', 'jp-dashdock-ClientRepr-title', header).textContent =
-      data.kind === 'cluster' ? data.title + (data.name ? ` ${data.name}` : '') : trans.__('Dask Client');
+      data.kind === 'cluster'
+        ? (data.title || trans.__('Dask Cluster')) +
+          (data.name ? ` ${data.name}` : '')
+        : trans.__('Dask Client');
     this._status = element('span', 'jp-dashdock-ClientRepr-status', header);
     this._status.dataset.status = 'unknown';
     this._status.textContent = trans.__('connecting…');
@@ -89,18 +94,29 @@ export class ClientRepr extends Widget implements IRenderMime.IRenderer {
     this._setFact('scheduler', data.scheduler || data.dashboard);
     this._setFact('workers', formatCount(data.workers));
     this._setFact('threads', formatCount(data.threads));
-    this._setFact('memory', data.memory !== null ? formatBytes(data.memory) : '–');
+    this._setFact(
+      'memory',
+      data.memory !== null ? formatBytes(data.memory) : '–'
+    );
     this._setFact('tasks', '–');
 
     const chips = element('div', 'jp-dashdock-ClientRepr-chips', this.node);
     for (const plot of KEY_PLOTS) {
       this._addChip(chips, plot.label(trans), plot.path);
     }
-    const all = element('button', 'jp-dashdock-Chip jp-dashdock-Chip-all', chips);
+    const all = element(
+      'button',
+      'jp-dashdock-Chip jp-dashdock-Chip-all',
+      chips
+    );
     all.textContent = trans.__('All plots');
     all.title = trans.__('List every plot of this dashboard');
     all.addEventListener('click', () => void this._toggleAllPlots());
-    this._allPlots = element('div', 'jp-dashdock-ClientRepr-allPlots', this.node);
+    this._allPlots = element(
+      'div',
+      'jp-dashdock-ClientRepr-allPlots',
+      this.node
+    );
 
     const footer = element('div', 'jp-dashdock-ClientRepr-footer', this.node);
     element('span', '', footer).textContent = trans.__('Dashboard:') + ' ';
@@ -115,7 +131,10 @@ export class ClientRepr extends Widget implements IRenderMime.IRenderer {
     const chip = element('button', 'jp-dashdock-Chip', parent);
     chip.textContent = name;
     chip.dataset.path = path;
-    chip.title = this._trans.__('Click to open %1 as a pane, or drag it where you want it', name);
+    chip.title = this._trans.__(
+      'Click to open %1 as a pane, or drag it where you want it',
+      name
+    );
     chip.addEventListener('click', () => {
       if (!wasDragged(chip)) {
         this._panes.open({ source: this._target(), path, name });
@@ -141,14 +160,17 @@ export class ClientRepr extends Widget implements IRenderMime.IRenderer {
     }
     const source = this._summary?.source;
     if (!source) {
-      list.textContent = this._trans.__('The plot list needs this dashboard as a source; it is not one yet.');
+      list.textContent = this._trans.__(
+        'The plot list needs this dashboard as a source; it is not one yet.'
+      );
       return;
     }
     let plots: IPlot[];
     try {
       plots = await listPlots(source.id);
     } catch (error) {
-      list.textContent = error instanceof APIError ? error.message : String(error);
+      list.textContent =
+        error instanceof APIError ? error.message : String(error);
       return;
     }
     list.textContent = '';
@@ -164,12 +186,17 @@ export class ClientRepr extends Widget implements IRenderMime.IRenderer {
       result = await summary(data.dashboard, data.kernelId);
     } catch (error) {
       this._showStatus('error', this._trans.__('not available'));
-      this._message!.textContent = error instanceof APIError ? error.message : String(error);
+      this._message!.textContent =
+        error instanceof APIError ? error.message : String(error);
       // A dashboard this server may not reach: its plots could not open either.
-      const refused = error instanceof APIError && (error.status === 403 || error.status === 400);
-      this.node.querySelectorAll<HTMLButtonElement>('.jp-dashdock-Chip').forEach(chip => {
-        chip.disabled = refused;
-      });
+      const refused =
+        error instanceof APIError &&
+        (error.status === 403 || error.status === 400);
+      this.node
+        .querySelectorAll<HTMLButtonElement>('.jp-dashdock-Chip')
+        .forEach(chip => {
+          chip.disabled = refused;
+        });
       return;
     }
     this._summary = result;
@@ -192,7 +219,11 @@ export class ClientRepr extends Widget implements IRenderMime.IRenderer {
       this._setFact(
         'memory',
         limit
-          ? this._trans.__('%1 stored of %2', formatBytes(counts.stored_bytes), formatBytes(limit))
+          ? this._trans.__(
+              '%1 stored of %2',
+              formatBytes(counts.stored_bytes),
+              formatBytes(limit)
+            )
           : this._trans.__('%1 stored', formatBytes(counts.stored_bytes))
       );
     }
@@ -210,9 +241,11 @@ export class ClientRepr extends Widget implements IRenderMime.IRenderer {
 
   private _showStatus(status: string, label: string): void {
     if (status !== 'error') {
-      this.node.querySelectorAll<HTMLButtonElement>('.jp-dashdock-Chip').forEach(chip => {
-        chip.disabled = false;
-      });
+      this.node
+        .querySelectorAll<HTMLButtonElement>('.jp-dashdock-Chip')
+        .forEach(chip => {
+          chip.disabled = false;
+        });
     }
     this._status!.dataset.status = status;
     this._status!.textContent = label;

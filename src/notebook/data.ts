@@ -8,12 +8,14 @@
  * imports), so node runs it.
  */
 
-const DASHBOARD = /^https?:\/\/([A-Za-z0-9.-]{1,253}|\[[0-9A-Fa-f:.]{2,45}\]):(\d{1,5})$/;
+const DASHBOARD =
+  /^https?:\/\/([A-Za-z0-9.-]{1,253}|\[[0-9A-Fa-f:.]{2,45}\]):(\d{1,5})$/;
 const PLOT_PATH = /^\/individual-[a-z0-9-]{1,80}$/;
 const KERNEL_ID = /^[A-Za-z0-9-]{1,64}$/;
 
 export interface IClientData {
   kind: 'client' | 'cluster';
+  /** The cluster's class name, e.g. LocalCluster; '' when the output names none (the view names it). */
   title: string;
   name: string;
   kernelId: string | null;
@@ -47,14 +49,17 @@ export function readClientData(value: unknown): IClientData | null {
   const link = text(data.dashboard_link);
   return {
     kind: data.kind === 'cluster' ? 'cluster' : 'client',
-    title: text(data.title) || 'Client',
+    title: text(data.title),
     name: text(data.name),
     kernelId: kernelId(data.kernel_id),
     scheduler: text(data.scheduler),
     dashboard: dashboard.url,
     target: dashboard.target,
-    // Only a link on this page's server or a plain http(s) URL; never `javascript:` and the like.
-    dashboardLink: /^(\/|https?:\/\/)/.test(link) ? link : `${dashboard.url}/status`,
+    // Only a path on this page's server (not `//host`, which leaves it) or a plain http(s) URL;
+    // never `javascript:` and the like.
+    dashboardLink: /^(\/(?![/\\])|https?:\/\/)/.test(link)
+      ? link
+      : `${dashboard.url}/status`,
     workers: count(data.workers),
     threads: count(data.threads),
     memory: count(data.memory)
@@ -84,7 +89,10 @@ export function readPlotData(value: unknown): IPlotData | null {
  * of the repr's snapshot is scaled to the live number of workers (Dask's clusters give their
  * workers equal limits).
  */
-export function memoryLimit(data: IClientData, workers: number | undefined): number | null {
+export function memoryLimit(
+  data: IClientData,
+  workers: number | undefined
+): number | null {
   if (!data.memory || !data.workers || workers === undefined) {
     return null;
   }
@@ -94,7 +102,8 @@ export function memoryLimit(data: IClientData, workers: number | undefined): num
 function targetOf(value: unknown): { url: string; target: string } | null {
   const url = text(value);
   const match = DASHBOARD.exec(url);
-  if (!match || Number(match[2]) > 65535) {
+  const port = match ? Number(match[2]) : 0;
+  if (!match || port < 1 || port > 65535) {
     return null;
   }
   return { url, target: `${match[1]}:${match[2]}` };
@@ -110,8 +119,11 @@ function text(value: unknown): string {
   return typeof value === 'string' ? value.slice(0, 500) : '';
 }
 
+/** A whole number of things (workers, threads, bytes, pixels), or null for anything else. */
 function count(value: unknown): number | null {
-  return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : null;
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0
+    ? value
+    : null;
 }
 
 function kernelId(value: unknown): string | null {

@@ -42,11 +42,16 @@ export class InlinePlot extends Widget implements IRenderMime.IRenderer {
     this._frame?.dispose();
     this._frame = null;
     if (!data) {
-      this.node.textContent = this._trans.__('This plot output cannot be shown (its data is not valid).');
+      this.node.textContent = this._trans.__(
+        'This plot output cannot be shown (its data is not valid).'
+      );
       return Promise.resolve();
     }
     this.node.textContent = '';
-    this._frame = new DashboardFrame({ url: proxyURL(data.target, data.path, this._paneId), title: data.title });
+    this._frame = new DashboardFrame({
+      url: proxyURL(data.target, data.path, this._paneId),
+      title: data.title
+    });
     this._frame.node.style.height = `${data.height}px`;
     this._frame.setDark(this._isDark());
     (this.layout as PanelLayout).addWidget(this._frame);
@@ -67,13 +72,18 @@ export class InlinePlot extends Widget implements IRenderMime.IRenderer {
     this._hidden.dispose();
     if (suspended) {
       // The server keeps a pane's state only while it differs from live: let it forget this one.
-      void setPaneState(this._paneId, { paused: false, interval: 0 }).catch(() => undefined);
+      void setPaneState(this._paneId, { paused: false, interval: 0 }).catch(
+        () => undefined
+      );
     }
     super.dispose();
   }
 
   private _sendState(): Promise<void> {
-    return setPaneState(this._paneId, { paused: this._hidden.suspended, interval: 0 }).catch(() => undefined);
+    return setPaneState(this._paneId, {
+      paused: this._hidden.suspended,
+      interval: 0
+    }).catch(() => undefined);
   }
 
   private _trans: TranslationBundle;

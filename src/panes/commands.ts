@@ -21,15 +21,26 @@ export function addPaneCommands(
   trans: TranslationBundle
 ): void {
   commands.addCommand(CommandIDs.openPlot, {
-    label: args => (args.name ? trans.__('Open %1', args.name as string) : trans.__('Open Dask Plot')),
+    label: args =>
+      args.name
+        ? trans.__('Open %1', args.name as string)
+        : trans.__('Open Dask Plot'),
     describedBy: {
       args: {
         type: 'object',
         required: ['source', 'path'],
         properties: {
           source: { type: 'string', description: trans.__('Source id') },
-          path: { type: 'string', description: trans.__('Plot path, e.g. /individual-task-stream') },
-          follows: { type: 'string', description: trans.__('For a host:port source: the source whose health the pane shows') },
+          path: {
+            type: 'string',
+            description: trans.__('Plot path, e.g. /individual-task-stream')
+          },
+          follows: {
+            type: 'string',
+            description: trans.__(
+              'For a host:port source: the source whose health the pane shows'
+            )
+          },
           name: { type: 'string' },
           id: { type: 'string' },
           rate: { type: 'number', enum: [...RATES] },
@@ -52,7 +63,10 @@ export function addPaneCommands(
           id: args.id as string | undefined,
           rate: args.rate as number | undefined
         },
-        { mode: args.mode as IPanePlacement['mode'], ref: args.ref as string | undefined }
+        {
+          mode: args.mode as IPanePlacement['mode'],
+          ref: args.ref as string | undefined
+        }
       );
     }
   });
@@ -60,7 +74,12 @@ export function addPaneCommands(
   commands.addCommand(CommandIDs.openLayout, {
     label: trans.__('Open Default Dask Dashboard Layout'),
     describedBy: {
-      args: { type: 'object', properties: { source: { type: 'string', description: trans.__('Source id') } } }
+      args: {
+        type: 'object',
+        properties: {
+          source: { type: 'string', description: trans.__('Source id') }
+        }
+      }
     },
     isEnabled: args => !!(args.source || model.selected),
     execute: async args => {
@@ -74,7 +93,12 @@ export function addPaneCommands(
     describedBy: {
       args: {
         type: 'object',
-        properties: { url: { type: 'string', description: trans.__('A dashboard link, direct or proxied') } }
+        properties: {
+          url: {
+            type: 'string',
+            description: trans.__('A dashboard link, direct or proxied')
+          }
+        }
       }
     },
     execute: async args => {

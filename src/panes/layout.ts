@@ -22,7 +22,10 @@ export function tilePlacement(last: IPaneBox | null): IPanePlacement {
   if (!last) {
     return { mode: 'split-right' };
   }
-  return { mode: last.width >= last.height ? 'split-right' : 'split-bottom', ref: last.id };
+  return {
+    mode: last.width >= last.height ? 'split-right' : 'split-bottom',
+    ref: last.id
+  };
 }
 
 /**

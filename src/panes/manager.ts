@@ -31,7 +31,9 @@ export class PaneManager implements IPlotPanes, IDisposable {
   }
 
   /** The open panes; the layout restorer saves and reopens them through it. */
-  readonly tracker = new WidgetTracker<PlotPane>({ namespace: 'dashdock-plots' });
+  readonly tracker = new WidgetTracker<PlotPane>({
+    namespace: 'dashdock-plots'
+  });
 
   get isDisposed(): boolean {
     return this.tracker.isDisposed;
@@ -69,7 +71,9 @@ export class PaneManager implements IPlotPanes, IDisposable {
   }
 
   open(options: IPlotPanes.IOptions, placement: IPanePlacement = {}): PlotPane {
-    const { mode, ref } = placement.mode ? placement : tilePlacement(this._lastPaneBox());
+    const { mode, ref } = placement.mode
+      ? placement
+      : tilePlacement(this._lastPaneBox());
     const pane = this.create(options);
     this._shell.add(pane, 'main', { mode, ref: ref ?? null });
     this._shell.activateById(pane.id);
@@ -90,9 +94,17 @@ export class PaneManager implements IPlotPanes, IDisposable {
     for (const { index, mode, ref } of steps) {
       const plot = plots[index];
       const refId = ref === null ? undefined : opened.get(ref)?.id;
-      opened.set(index, this.open({ source, path: plot.path, name: plot.name }, { mode, ref: refId }));
+      opened.set(
+        index,
+        this.open(
+          { source, path: plot.path, name: plot.name },
+          { mode, ref: refId }
+        )
+      );
     }
-    plots.slice(steps.length).forEach(plot => this.open({ source, path: plot.path, name: plot.name }));
+    plots
+      .slice(steps.length)
+      .forEach(plot => this.open({ source, path: plot.path, name: plot.name }));
     return [...opened.values()];
   }
 

@@ -25,9 +25,16 @@ const GONE_AFTER_MS = 60_000;
 /**
  * What a pane shows about its plot.
  */
-export type PaneStatus = 'live' | 'paused' | 'suspended' | 'reconnecting' | 'gone';
+export type PaneStatus =
+  'live' | 'paused' | 'suspended' | 'reconnecting' | 'gone';
 
-const STATUSES: PaneStatus[] = ['live', 'paused', 'suspended', 'reconnecting', 'gone'];
+const STATUSES: PaneStatus[] = [
+  'live',
+  'paused',
+  'suspended',
+  'reconnecting',
+  'gone'
+];
 
 /**
  * A docked plot of a dashboard source: the frame plus a toolbar with the source, a live status,
@@ -102,7 +109,12 @@ export class PlotPane extends MainAreaWidget<DashboardFrame> {
       new ToolbarButton({
         icon: launchIcon,
         tooltip: trans.__('Open this plot in a browser tab'),
-        onClick: () => window.open(proxyURL(options.source, options.path), '_blank', 'noopener')
+        onClick: () =>
+          window.open(
+            proxyURL(options.source, options.path),
+            '_blank',
+            'noopener'
+          )
       })
     );
     this._model.changed.connect(this._onSourcesChanged, this);
@@ -129,7 +141,9 @@ export class PlotPane extends MainAreaWidget<DashboardFrame> {
       return 'gone'; // removed, or a managed cluster that was shut down
     }
     if (source?.health.status === 'down') {
-      return Date.now() - this._downSince > GONE_AFTER_MS ? 'gone' : 'reconnecting';
+      return Date.now() - this._downSince > GONE_AFTER_MS
+        ? 'gone'
+        : 'reconnecting';
     }
     if (this._paused) {
       return 'paused';
@@ -196,11 +210,15 @@ export class PlotPane extends MainAreaWidget<DashboardFrame> {
     return setPaneState(this.id, {
       paused: this._paused || this._hidden.suspended,
       interval: this._rate
-    }).catch(error => console.warn('dashdock: could not set the pane state', error));
+    }).catch(error =>
+      console.warn('dashdock: could not set the pane state', error)
+    );
   }
 
   private _sourceLost(): number {
-    return this._model.sources.find(s => s.id === this._healthSource)?.lost ?? 0;
+    return (
+      this._model.sources.find(s => s.id === this._healthSource)?.lost ?? 0
+    );
   }
 
   private _onSourcesChanged(): void {
@@ -226,7 +244,11 @@ export class PlotPane extends MainAreaWidget<DashboardFrame> {
     select.className = 'jp-dashdock-PaneRate jp-mod-styled';
     select.setAttribute('aria-label', trans.__('Update rate'));
     select.title = trans.__('How often this plot redraws');
-    const labels = [trans.__('Live'), trans.__('Every 1 s'), trans.__('Every 5 s')];
+    const labels = [
+      trans.__('Live'),
+      trans.__('Every 1 s'),
+      trans.__('Every 5 s')
+    ];
     RATES.forEach((rate, index) => {
       const option = document.createElement('option');
       option.value = String(rate);
@@ -243,14 +265,25 @@ export class PlotPane extends MainAreaWidget<DashboardFrame> {
     const trans = this._trans;
     const status = this.status;
     const source = this._model.sources.find(s => s.id === this._healthSource);
-    this.title.caption = trans.__('%1 — %2', this.title.label, source?.name ?? this.source);
-    const seconds = Math.max(0, Math.ceil((this._model.nextCheck - Date.now()) / 1000));
+    this.title.caption = trans.__(
+      '%1 — %2',
+      this.title.label,
+      source?.name ?? this.source
+    );
+    const seconds = Math.max(
+      0,
+      Math.ceil((this._model.nextCheck - Date.now()) / 1000)
+    );
     const labels: Record<PaneStatus, string> = {
-      live: this._rate ? trans.__('live, every %1 s', this._rate) : trans.__('live'),
+      live: this._rate
+        ? trans.__('live, every %1 s', this._rate)
+        : trans.__('live'),
       paused: trans.__('paused'),
       suspended: trans.__('paused while hidden'),
       reconnecting: trans.__('reconnecting, next try in %1 s', seconds),
-      gone: source ? trans.__('scheduler gone, next try in %1 s', seconds) : trans.__('source removed')
+      gone: source
+        ? trans.__('scheduler gone, next try in %1 s', seconds)
+        : trans.__('source removed')
     };
     // The status leads the toolbar (the last items overflow first in narrow panes), and the
     // tab carries it too, so a pane behind another tab still shows that its scheduler is away.
@@ -262,12 +295,17 @@ export class PlotPane extends MainAreaWidget<DashboardFrame> {
     }
     this.title.className = `jp-dashdock-PaneTab jp-mod-${status}`;
     this._pauseButton.node.dataset.paused = String(this._paused);
-    const button = this._pauseButton.node.querySelector('.jp-ToolbarButtonComponent-label');
+    const button = this._pauseButton.node.querySelector(
+      '.jp-ToolbarButtonComponent-label'
+    );
     if (button) {
-      button.textContent = this._paused ? trans.__('Resume') : trans.__('Pause');
+      button.textContent = this._paused
+        ? trans.__('Resume')
+        : trans.__('Pause');
     }
     // Count down to the next check while the scheduler is away; nothing ticks while it is up.
-    const waiting = status === 'reconnecting' || (status === 'gone' && !!source);
+    const waiting =
+      status === 'reconnecting' || (status === 'gone' && !!source);
     if (waiting && !this._countdown) {
       this._countdown = window.setInterval(() => this._render(), 1000);
     } else if (!waiting && this._countdown) {

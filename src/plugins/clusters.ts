@@ -1,4 +1,7 @@
-import { JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
+import {
+  JupyterFrontEnd,
+  JupyterFrontEndPlugin
+} from '@jupyterlab/application';
 import { ICommandPalette } from '@jupyterlab/apputils';
 import { IConsoleTracker } from '@jupyterlab/console';
 import { INotebookTracker } from '@jupyterlab/notebook';
@@ -6,14 +9,20 @@ import { ITranslator, nullTranslator } from '@jupyterlab/translation';
 
 import { clientCode, insertCode } from '../clusters/code';
 import { ClustersModel } from '../clusters/model';
-import { CommandIDs, IClustersModel, ISourcesModel, TRANSLATION_DOMAIN } from '../tokens';
+import {
+  CommandIDs,
+  IClustersModel,
+  ISourcesModel,
+  TRANSLATION_DOMAIN
+} from '../tokens';
 
 /**
  * Managed clusters: the model behind the sidebar's Clusters section, and its commands.
  */
 export const clustersPlugin: JupyterFrontEndPlugin<IClustersModel> = {
   id: 'dashdock:clusters',
-  description: 'Starts, scales and stops Dask clusters managed by the Jupyter server.',
+  description:
+    'Starts, scales and stops Dask clusters managed by the Jupyter server.',
   autoStart: true,
   requires: [ISourcesModel],
   provides: IClustersModel,
@@ -39,24 +48,38 @@ export const clustersPlugin: JupyterFrontEndPlugin<IClustersModel> = {
     app.commands.addCommand(CommandIDs.launchCluster, {
       label: trans.__('Launch Dask Cluster'),
       caption: trans.__('Start a Dask cluster managed by this Jupyter server'),
+      describedBy: { args: { type: 'object', properties: {} } },
       execute: () => model.start()
     });
 
     app.commands.addCommand(CommandIDs.insertClientCode, {
       label: trans.__('Insert Dask Client Code'),
-      caption: trans.__('Insert the code that connects to a managed cluster into the active notebook or console'),
+      caption: trans.__(
+        'Insert the code that connects to a managed cluster into the active notebook or console'
+      ),
       describedBy: {
-        args: { type: 'object', required: ['cluster'], properties: { cluster: { type: 'string' } } }
+        args: {
+          type: 'object',
+          required: ['cluster'],
+          properties: { cluster: { type: 'string' } }
+        }
       },
       execute: args => {
         const cluster = model.clusters.find(c => c.id === args.cluster);
         if (cluster) {
-          insertCode(clientCode(cluster), { shell: app.shell, notebooks, consoles });
+          insertCode(clientCode(cluster), {
+            shell: app.shell,
+            notebooks,
+            consoles
+          });
         }
       }
     });
 
-    palette?.addItem({ command: CommandIDs.launchCluster, category: trans.__('Dask') });
+    palette?.addItem({
+      command: CommandIDs.launchCluster,
+      category: trans.__('Dask')
+    });
     return model;
   }
 };

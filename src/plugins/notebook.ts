@@ -1,4 +1,7 @@
-import { JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
+import {
+  JupyterFrontEnd,
+  JupyterFrontEndPlugin
+} from '@jupyterlab/application';
 import { IThemeManager } from '@jupyterlab/apputils';
 import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import { ITranslator, nullTranslator } from '@jupyterlab/translation';
@@ -18,7 +21,8 @@ const INLINE_HIDDEN_GRACE = 5;
  */
 export const notebookPlugin: JupyterFrontEndPlugin<void> = {
   id: 'dashdock:notebook',
-  description: 'Shows Dask clients in notebooks with live numbers and plot chips, and inline live plots.',
+  description:
+    'Shows Dask clients in notebooks with live numbers and plot chips, and inline live plots.',
   autoStart: true,
   requires: [IRenderMimeRegistry, IPlotPanes],
   optional: [IThemeManager, ITranslator],
@@ -46,7 +50,8 @@ export const notebookPlugin: JupyterFrontEndPlugin<void> = {
         // A frame on a proxied page: only for trusted outputs (Lab shows the others' fallback).
         safe: false,
         mimeTypes: [MimeTypes.plot],
-        createRenderer: () => new InlinePlot({ trans, hiddenGrace: INLINE_HIDDEN_GRACE, isDark })
+        createRenderer: () =>
+          new InlinePlot({ trans, hiddenGrace: INLINE_HIDDEN_GRACE, isDark })
       },
       RANK
     );

@@ -3,7 +3,11 @@
  * and may import everything of ours.
  */
 
-import { ILayoutRestorer, JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
+import {
+  ILayoutRestorer,
+  JupyterFrontEnd,
+  JupyterFrontEndPlugin
+} from '@jupyterlab/application';
 import { ICommandPalette, IThemeManager } from '@jupyterlab/apputils';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
 import { ITranslator, nullTranslator } from '@jupyterlab/translation';
@@ -11,18 +15,30 @@ import { ITranslator, nullTranslator } from '@jupyterlab/translation';
 import { addPaneCommands } from '../panes/commands';
 import { PaneManager } from '../panes/manager';
 import { rateFromSetting } from '../panes/rates';
-import { CommandIDs, IPlotPanes, ISourcesModel, TRANSLATION_DOMAIN } from '../tokens';
+import {
+  CommandIDs,
+  IPlotPanes,
+  ISourcesModel,
+  TRANSLATION_DOMAIN
+} from '../tokens';
 
 /**
  * Plot panes: creating, tracking and restoring them, and the open-plot / open-layout commands.
  */
 export const panesPlugin: JupyterFrontEndPlugin<IPlotPanes> = {
   id: 'dashdock:panes',
-  description: 'Opens the plots of Dask dashboards as panes and restores them after a reload.',
+  description:
+    'Opens the plots of Dask dashboards as panes and restores them after a reload.',
   autoStart: true,
   requires: [ISourcesModel],
   provides: IPlotPanes,
-  optional: [ILayoutRestorer, ISettingRegistry, ICommandPalette, IThemeManager, ITranslator],
+  optional: [
+    ILayoutRestorer,
+    ISettingRegistry,
+    ICommandPalette,
+    IThemeManager,
+    ITranslator
+  ],
   activate: (
     app: JupyterFrontEnd,
     model: ISourcesModel,
@@ -33,11 +49,23 @@ export const panesPlugin: JupyterFrontEndPlugin<IPlotPanes> = {
     translator: ITranslator | null
   ): IPlotPanes => {
     const trans = (translator ?? nullTranslator).load(TRANSLATION_DOMAIN);
-    const panes = new PaneManager({ shell: app.shell, model, trans, themeManager });
+    const panes = new PaneManager({
+      shell: app.shell,
+      model,
+      trans,
+      themeManager
+    });
 
     addPaneCommands(app.commands, panes, model, trans);
-    palette?.addItem({ command: CommandIDs.openLayout, category: trans.__('Dask') });
-    palette?.addItem({ command: CommandIDs.openPlot, category: trans.__('Dask'), args: {} });
+    palette?.addItem({
+      command: CommandIDs.openLayout,
+      category: trans.__('Dask')
+    });
+    palette?.addItem({
+      command: CommandIDs.openPlot,
+      category: trans.__('Dask'),
+      args: {}
+    });
 
     void restorer?.restore(panes.tracker, {
       command: CommandIDs.openPlot,
@@ -59,13 +87,17 @@ export const panesPlugin: JupyterFrontEndPlugin<IPlotPanes> = {
             panes.configure({
               layout: settings.get('layout').composite as string[],
               hiddenGrace: settings.get('hiddenGrace').composite as number,
-              defaultRate: rateFromSetting(settings.get('defaultRate').composite as string),
+              defaultRate: rateFromSetting(
+                settings.get('defaultRate').composite as string
+              ),
               followTheme: settings.get('followTheme').composite as boolean
             });
           apply();
           settings.changed.connect(apply);
         })
-        .catch(error => console.warn('dashdock: could not load settings', error));
+        .catch(error =>
+          console.warn('dashdock: could not load settings', error)
+        );
     }
     return panes;
   }

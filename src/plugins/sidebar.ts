@@ -2,7 +2,11 @@
  * The dashdock sidebar: Lab's SidePanel with one section per concern (see panes.ts for plugins/).
  */
 
-import { ILayoutRestorer, JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
+import {
+  ILayoutRestorer,
+  JupyterFrontEnd,
+  JupyterFrontEndPlugin
+} from '@jupyterlab/application';
 import { ITranslator, nullTranslator } from '@jupyterlab/translation';
 import { SidePanel } from '@jupyterlab/ui-components';
 import { Widget } from '@lumino/widgets';
@@ -11,7 +15,12 @@ import { ClustersSection } from '../clusters/view';
 import { PlotsSection } from '../sources/plots';
 import { SourcesSection } from '../sources/view';
 import { WorkersSection } from '../sources/workers';
-import { IClustersModel, IPlotPanes, ISourcesModel, TRANSLATION_DOMAIN } from '../tokens';
+import {
+  IClustersModel,
+  IPlotPanes,
+  ISourcesModel,
+  TRANSLATION_DOMAIN
+} from '../tokens';
 import { dashdockIcon } from '../ui/icons';
 import { shareSections } from '../ui/sections';
 
@@ -20,7 +29,8 @@ import { shareSections } from '../ui/sections';
  */
 export const sidebarPlugin: JupyterFrontEndPlugin<void> = {
   id: 'dashdock:sidebar',
-  description: 'Lists Dask dashboard sources and their plots in the left sidebar.',
+  description:
+    'Lists Dask dashboard sources and their plots in the left sidebar.',
   autoStart: true,
   requires: [ISourcesModel, IPlotPanes],
   optional: [IClustersModel, ILayoutRestorer, ITranslator],
@@ -51,7 +61,10 @@ export const sidebarPlugin: JupyterFrontEndPlugin<void> = {
       [new WorkersSection({ model, panes, trans }), 0]
     ]);
     if (clusters) {
-      shares.set(new ClustersSection({ model: clusters, commands: app.commands, trans }), 1);
+      shares.set(
+        new ClustersSection({ model: clusters, commands: app.commands, trans }),
+        1
+      );
     }
     shares.forEach((_, section) => sidebar.addWidget(section));
     shareSections(sidebar, shares);

@@ -1,8 +1,16 @@
-import { JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
-import { ICommandPalette, InputDialog, showErrorMessage } from '@jupyterlab/apputils';
+import {
+  JupyterFrontEnd,
+  JupyterFrontEndPlugin
+} from '@jupyterlab/application';
+import {
+  ICommandPalette,
+  InputDialog,
+  showErrorMessage
+} from '@jupyterlab/apputils';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
 import { ITranslator, nullTranslator } from '@jupyterlab/translation';
 
+import { DASHBOARD_URL_EXAMPLE } from '../api/urls';
 import { SourcesModel } from '../sources/model';
 import { CommandIDs, ISourcesModel, TRANSLATION_DOMAIN } from '../tokens';
 
@@ -26,13 +34,24 @@ export const sourcesPlugin: JupyterFrontEndPlugin<ISourcesModel> = {
 
     app.commands.addCommand(CommandIDs.addSource, {
       label: trans.__('Add Dask Dashboard Source'),
-      caption: trans.__('Add a Dask dashboard by URL so its plots can be docked'),
+      caption: trans.__(
+        'Add a Dask dashboard by URL so its plots can be docked'
+      ),
       describedBy: {
         args: {
           type: 'object',
           properties: {
-            url: { type: 'string', description: trans.__('Dashboard URL, e.g. http://127.0.0.1:8787') },
-            name: { type: 'string', description: trans.__('Name shown in the sidebar') }
+            url: {
+              type: 'string',
+              description: trans.__(
+                'Dashboard URL, e.g. %1',
+                DASHBOARD_URL_EXAMPLE
+              )
+            },
+            name: {
+              type: 'string',
+              description: trans.__('Name shown in the sidebar')
+            }
           }
         }
       },
@@ -42,7 +61,7 @@ export const sourcesPlugin: JupyterFrontEndPlugin<ISourcesModel> = {
           const answer = await InputDialog.getText({
             title: trans.__('Add Dask Dashboard'),
             label: trans.__('Dashboard URL'),
-            placeholder: 'http://127.0.0.1:8787'
+            placeholder: DASHBOARD_URL_EXAMPLE
           });
           if (!answer.button.accept || !answer.value) {
             return null;
@@ -53,17 +72,25 @@ export const sourcesPlugin: JupyterFrontEndPlugin<ISourcesModel> = {
           return await model.add(url, args.name as string | undefined);
         } catch (error: any) {
           if (!args.url) {
-            void showErrorMessage(trans.__('Could not add the dashboard'), error.message ?? error);
+            void showErrorMessage(
+              trans.__('Could not add the dashboard'),
+              error.message ?? error
+            );
             return null;
           }
           throw error;
         }
       }
     });
-    palette?.addItem({ command: CommandIDs.addSource, category: trans.__('Dask') });
+    palette?.addItem({
+      command: CommandIDs.addSource,
+      category: trans.__('Dask')
+    });
 
     // Not awaited: activation must not wait on the network.
-    void app.restored.then(() => model.refresh()).catch(error => console.warn('dashdock:', error));
+    void app.restored
+      .then(() => model.refresh())
+      .catch(error => console.warn('dashdock:', error));
     if (settingRegistry) {
       void Promise.all([settingRegistry.load(sourcesPlugin.id), app.restored])
         .then(([settings]) => {
@@ -75,7 +102,9 @@ export const sourcesPlugin: JupyterFrontEndPlugin<ISourcesModel> = {
           apply();
           settings.changed.connect(apply);
         })
-        .catch(error => console.warn('dashdock: could not load settings', error));
+        .catch(error =>
+          console.warn('dashdock: could not load settings', error)
+        );
     }
     return model;
   }

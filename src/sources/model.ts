@@ -39,7 +39,9 @@ export class SourcesModel implements ISourcesModel, IDisposable {
   }
 
   get warnings(): readonly string[] {
-    return [...this._serverWarnings, ...this._ownWarnings].filter(w => !this._dismissed.has(w));
+    return [...this._serverWarnings, ...this._ownWarnings].filter(
+      w => !this._dismissed.has(w)
+    );
   }
 
   get selected(): ISource | null {
@@ -81,7 +83,13 @@ export class SourcesModel implements ISourcesModel, IDisposable {
     const others = this._sources.filter(s => s.id !== source.id);
     this._selectedId = source.id;
     this._note(source.warning);
-    this._update({ sources: [...others, source, ...this._disabled], warnings: this._serverWarnings }, true);
+    this._update(
+      {
+        sources: [...others, source, ...this._disabled],
+        warnings: this._serverWarnings
+      },
+      true
+    );
     return source;
   }
 
@@ -133,7 +141,10 @@ export class SourcesModel implements ISourcesModel, IDisposable {
   private _note(warning: string | undefined): void {
     if (warning) {
       this._dismissed.delete(warning);
-      this._ownWarnings = [...this._ownWarnings.filter(w => w !== warning), warning];
+      this._ownWarnings = [
+        ...this._ownWarnings.filter(w => w !== warning),
+        warning
+      ];
     }
   }
 
@@ -156,9 +167,15 @@ export class SourcesModel implements ISourcesModel, IDisposable {
     }
     // The check time changes on every poll; only a change people can see is worth a signal.
     const visible = (list: readonly ISource[]) =>
-      list.map(s => ({ ...s, health: { status: s.health.status, message: s.health.message } }));
+      list.map(s => ({
+        ...s,
+        health: { status: s.health.status, message: s.health.message }
+      }));
     const unchanged =
-      JSONExt.deepEqual(visible(sources) as any, visible(this._sources) as any) &&
+      JSONExt.deepEqual(
+        visible(sources) as any,
+        visible(this._sources) as any
+      ) &&
       JSONExt.deepEqual(disabled as any, this._disabled as any) &&
       JSONExt.deepEqual(listing.warnings, this._serverWarnings);
     this._sources = sources;
@@ -190,7 +207,10 @@ namespace Private {
    * A whole listing from a poll that got only what changed: the changed sources replace the ones
    * known, in the server's order. A listing that is whole already is returned as it is.
    */
-  export function merged(listing: ISourceListing, known: readonly ISource[]): ISourceListing {
+  export function merged(
+    listing: ISourceListing,
+    known: readonly ISource[]
+  ): ISourceListing {
     if (!listing.ids) {
       return listing;
     }
@@ -203,7 +223,13 @@ namespace Private {
         byId.set(source.id, source);
       }
     }
-    const usable = listing.ids.map(id => byId.get(id)).filter((s): s is ISource => s !== undefined);
-    return { sources: [...usable, ...disabled], warnings: listing.warnings, version: listing.version };
+    const usable = listing.ids
+      .map(id => byId.get(id))
+      .filter((s): s is ISource => s !== undefined);
+    return {
+      sources: [...usable, ...disabled],
+      warnings: listing.warnings,
+      version: listing.version
+    };
   }
 }

@@ -32,14 +32,25 @@ export class PlotsSection extends Widget {
     const trans = this._trans;
     this.title.label = trans.__('Plots');
     const header = element('div', 'jp-dashdock-Plots-header', this.node);
-    this._filter = element('input', 'jp-dashdock-Plots-filter jp-mod-styled', header);
+    this._filter = element(
+      'input',
+      'jp-dashdock-Plots-filter jp-mod-styled',
+      header
+    );
     this._filter.type = 'search';
     this._filter.placeholder = trans.__('Filter plots');
     this._filter.setAttribute('aria-label', trans.__('Filter plots'));
-    const layout = element('button', 'jp-dashdock-Plots-layout jp-mod-styled', header);
+    const layout = element(
+      'button',
+      'jp-dashdock-Plots-layout jp-mod-styled',
+      header
+    );
     layout.dataset.action = 'layout';
     layout.textContent = trans.__('Layout');
-    layout.title = trans.__('Open the default layout: %1', KEY_PLOTS.map(plot => plot.label(trans)).join(', '));
+    layout.title = trans.__(
+      'Open the default layout: %1',
+      KEY_PLOTS.map(plot => plot.label(trans)).join(', ')
+    );
     this._list = element('div', 'jp-dashdock-PlotList', this.node);
     this._model.changed.connect(this._onModelChanged, this);
     this._onModelChanged();
@@ -85,8 +96,12 @@ export class PlotsSection extends Widget {
     if (!selected) {
       return;
     }
-    if (target.closest<HTMLElement>('[data-action]')?.dataset.action === 'layout') {
-      void this._commands.execute(CommandIDs.openLayout, { source: selected.id });
+    if (
+      target.closest<HTMLElement>('[data-action]')?.dataset.action === 'layout'
+    ) {
+      void this._commands.execute(CommandIDs.openLayout, {
+        source: selected.id
+      });
       return;
     }
     const item = target.closest<HTMLElement>('.jp-dashdock-Plot');
@@ -110,7 +125,9 @@ export class PlotsSection extends Widget {
     this._plotsFor = source?.id ?? null;
     this._plots = [];
     if (!source) {
-      this._showMessage(this._trans.__('Add a dashboard above to list its plots.'));
+      this._showMessage(
+        this._trans.__('Add a dashboard above to list its plots.')
+      );
       return;
     }
     this._showMessage(this._trans.__('Loading plots…'));
@@ -138,22 +155,33 @@ export class PlotsSection extends Widget {
     }
     const trans = this._trans;
     const query = this._filter.value.trim().toLowerCase();
-    const visible = this._plots.filter(plot => plot.name.toLowerCase().includes(query));
+    const visible = this._plots.filter(plot =>
+      plot.name.toLowerCase().includes(query)
+    );
     if (!visible.length) {
       this._showMessage(
-        this._plots.length ? trans.__('No plot matches the filter.') : trans.__('This dashboard lists no plots.')
+        this._plots.length
+          ? trans.__('No plot matches the filter.')
+          : trans.__('This dashboard lists no plots.')
       );
       return;
     }
     // A group the client does not know yet is shown under "other", not dropped.
-    const groupOf = (plot: IPlot) => (PLOT_GROUPS.includes(plot.group) ? plot.group : 'other');
+    const groupOf = (plot: IPlot) =>
+      PLOT_GROUPS.includes(plot.group) ? plot.group : 'other';
     this._list.replaceChildren(
-      ...PLOT_GROUPS.map(group => ({ group, plots: visible.filter(plot => groupOf(plot) === group) }))
+      ...PLOT_GROUPS.map(group => ({
+        group,
+        plots: visible.filter(plot => groupOf(plot) === group)
+      }))
         .filter(({ plots }) => plots.length)
         .map(({ group, plots }) => {
           const section = element('div', 'jp-dashdock-PlotGroup');
           section.dataset.group = group;
-          element('h3', '', section).textContent = Private.groupLabel(group, trans);
+          element('h3', '', section).textContent = Private.groupLabel(
+            group,
+            trans
+          );
           const list = element('ul', '', section);
           list.append(...plots.map(plot => this._plotItem(source, plot)));
           return section;
@@ -170,7 +198,12 @@ export class PlotsSection extends Widget {
     makeKeyboardClickable(item);
     makeDockDraggable(
       item,
-      () => this._panes.create({ source: source.id, path: plot.path, name: plot.name }),
+      () =>
+        this._panes.create({
+          source: source.id,
+          path: plot.path,
+          name: plot.name
+        }),
       () => plot.name
     );
     return item;

@@ -8,6 +8,7 @@ import { Message } from '@lumino/messaging';
 import { Widget } from '@lumino/widgets';
 
 import { ISource } from '../api/types';
+import { DASHBOARD_URL_EXAMPLE } from '../api/urls';
 import { ISourcesModel } from '../tokens';
 import { element, KeyedParts, makeKeyboardClickable } from '../ui/dom';
 
@@ -38,7 +39,11 @@ export class SourcesSection extends Widget {
     this._list.setAttribute('aria-label', this._trans.__('Dashboard sources'));
     this._items = new KeyedParts<ISource>({
       key: source => (source.disabled ? `disabled/${source.id}` : source.id),
-      create: source => ({ node: source.disabled ? this._disabledItem(source) : this._usableItem(source) }),
+      create: source => ({
+        node: source.disabled
+          ? this._disabledItem(source)
+          : this._usableItem(source)
+      }),
       update: (item, source) => this._updateItem(item.node, source)
     });
     this._model.changed.connect(this._render, this);
@@ -87,12 +92,20 @@ export class SourcesSection extends Widget {
   private _buildForm(): void {
     const trans = this._trans;
     const form = element('form', 'jp-dashdock-AddSource', this.node);
-    this._url = element('input', 'jp-dashdock-AddSource-url jp-mod-styled', form);
+    this._url = element(
+      'input',
+      'jp-dashdock-AddSource-url jp-mod-styled',
+      form
+    );
     this._url.type = 'text';
-    this._url.placeholder = 'http://127.0.0.1:8787';
+    this._url.placeholder = DASHBOARD_URL_EXAMPLE;
     this._url.setAttribute('aria-label', trans.__('Dashboard URL'));
     this._url.spellcheck = false;
-    const add = element('button', 'jp-dashdock-AddSource-button jp-mod-styled jp-mod-accept', form);
+    const add = element(
+      'button',
+      'jp-dashdock-AddSource-button jp-mod-styled jp-mod-accept',
+      form
+    );
     add.type = 'submit';
     add.textContent = trans.__('Add');
     this._error = element('div', 'jp-dashdock-AddSource-error', this.node);
@@ -104,7 +117,9 @@ export class SourcesSection extends Widget {
     const url = this._url.value.trim();
     this._error.textContent = '';
     if (!url) {
-      this._error.textContent = this._trans.__('Enter the URL of a Dask dashboard, such as http://127.0.0.1:8787.');
+      this._error.textContent = this._trans.__(
+        'Enter the URL of a Dask dashboard, such as http://127.0.0.1:8787.'
+      );
       return;
     }
     this.addClass(BUSY_CLASS);
@@ -122,10 +137,15 @@ export class SourcesSection extends Widget {
     const target = event.target as HTMLElement;
     const action = target.closest<HTMLElement>('[data-action]');
     if (action?.dataset.action === 'remove' && action.dataset.sourceId) {
-      void this._model.remove(action.dataset.sourceId).catch(error => this._showError(error));
+      void this._model
+        .remove(action.dataset.sourceId)
+        .catch(error => this._showError(error));
       return;
     }
-    if (action?.dataset.action === 'dismiss-warning' && action.dataset.warning !== undefined) {
+    if (
+      action?.dataset.action === 'dismiss-warning' &&
+      action.dataset.warning !== undefined
+    ) {
       this._model.dismissWarning(action.dataset.warning);
       return;
     }
@@ -140,7 +160,10 @@ export class SourcesSection extends Widget {
   }
 
   private _render(): void {
-    this._items.render(this._list, [...this._model.sources, ...this._model.disabled]);
+    this._items.render(this._list, [
+      ...this._model.sources,
+      ...this._model.disabled
+    ]);
     this._renderWarnings();
   }
 
@@ -166,7 +189,11 @@ export class SourcesSection extends Widget {
   private _disabledItem(source: ISource): HTMLElement {
     // Not focusable and no button: there is nothing to select; its remove button stays usable.
     const item = element('li', `${SOURCE_CLASS} ${DISABLED_CLASS}`);
-    const status = element('span', 'jp-dashdock-Source-status jp-mod-disabled', item);
+    const status = element(
+      'span',
+      'jp-dashdock-Source-status jp-mod-disabled',
+      item
+    );
     status.setAttribute('aria-label', this._trans.__('Disabled'));
     const text = element('span', 'jp-dashdock-Source-name', item);
     element('span', '', text);
@@ -179,12 +206,16 @@ export class SourcesSection extends Widget {
     const trans = this._trans;
     item.dataset.sourceId = source.id;
     item.dataset.kind = source.kind;
-    item.querySelector('.jp-dashdock-Source-remove')?.setAttribute('aria-label', trans.__('Remove %1', source.name));
+    item
+      .querySelector('.jp-dashdock-Source-remove')
+      ?.setAttribute('aria-label', trans.__('Remove %1', source.name));
     if (source.disabled) {
       item.title = source.url
         ? trans.__('%1 (disabled: %2)', source.url, source.disabled)
         : trans.__('Disabled: %1', source.disabled);
-      const [name, reason] = Array.from(item.querySelector('.jp-dashdock-Source-name')!.children);
+      const [name, reason] = Array.from(
+        item.querySelector('.jp-dashdock-Source-name')!.children
+      );
       name.textContent = source.name;
       reason.textContent = source.disabled;
       return;
@@ -193,19 +224,26 @@ export class SourcesSection extends Widget {
     item.classList.toggle(SELECTED_CLASS, selected);
     item.setAttribute('aria-current', String(selected));
     item.title = Private.kindLabel(source, trans);
-    const status = item.querySelector<HTMLElement>('.jp-dashdock-Source-status')!;
+    const status = item.querySelector<HTMLElement>(
+      '.jp-dashdock-Source-status'
+    )!;
     status.className = `jp-dashdock-Source-status jp-mod-${source.health.status}`;
     status.setAttribute('aria-label', Private.statusLabel(source, trans));
     status.title = Private.statusLabel(source, trans);
     item.querySelector('.jp-dashdock-Source-name')!.textContent = source.name;
-    const unsaved = item.querySelector<HTMLElement>('.jp-dashdock-Source-unsaved')!;
+    const unsaved = item.querySelector<HTMLElement>(
+      '.jp-dashdock-Source-unsaved'
+    )!;
     unsaved.hidden = !source.warning;
     unsaved.title = source.warning ?? '';
   }
 
   private _removeButton(source: ISource): HTMLElement {
     const trans = this._trans;
-    const remove = element('button', 'jp-dashdock-Source-remove jp-Button jp-mod-minimal');
+    const remove = element(
+      'button',
+      'jp-dashdock-Source-remove jp-Button jp-mod-minimal'
+    );
     remove.dataset.action = 'remove';
     remove.dataset.sourceId = source.id;
     remove.textContent = '×';
@@ -223,7 +261,11 @@ export class SourcesSection extends Widget {
       ...this._model.warnings.map(warning => {
         const message = element('p', 'jp-dashdock-SourceWarning');
         element('span', '', message).textContent = warning;
-        const dismiss = element('button', 'jp-dashdock-SourceWarning-dismiss jp-Button jp-mod-minimal', message);
+        const dismiss = element(
+          'button',
+          'jp-dashdock-SourceWarning-dismiss jp-Button jp-mod-minimal',
+          message
+        );
         dismiss.dataset.action = 'dismiss-warning';
         dismiss.dataset.warning = warning;
         dismiss.textContent = '×';
@@ -254,7 +296,11 @@ namespace Private {
   export function kindLabel(source: ISource, trans: TranslationBundle): string {
     switch (source.kind) {
       case 'kernel':
-        return trans.__('%1 (a Dask client in notebook %2)', source.url, source.name);
+        return trans.__(
+          '%1 (a Dask client in notebook %2)',
+          source.url,
+          source.name
+        );
       case 'cluster':
         return trans.__('%1 (a cluster this server manages)', source.url);
       default:
@@ -262,7 +308,10 @@ namespace Private {
     }
   }
 
-  export function statusLabel(source: ISource, trans: TranslationBundle): string {
+  export function statusLabel(
+    source: ISource,
+    trans: TranslationBundle
+  ): string {
     switch (source.health.status) {
       case 'up':
         return trans.__('Scheduler reachable');

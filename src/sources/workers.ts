@@ -37,11 +37,19 @@ export class WorkersSection extends Widget {
     const trans = this._trans;
     this.title.label = trans.__('Workers');
     const header = element('div', 'jp-dashdock-Workers-header', this.node);
-    this._filter = element('input', 'jp-dashdock-Workers-filter jp-mod-styled', header);
+    this._filter = element(
+      'input',
+      'jp-dashdock-Workers-filter jp-mod-styled',
+      header
+    );
     this._filter.type = 'search';
     this._filter.placeholder = trans.__('Filter workers');
     this._filter.setAttribute('aria-label', trans.__('Filter workers'));
-    const refresh = element('button', 'jp-dashdock-Workers-refresh jp-Button jp-mod-minimal', header);
+    const refresh = element(
+      'button',
+      'jp-dashdock-Workers-refresh jp-Button jp-mod-minimal',
+      header
+    );
     refresh.textContent = '↻';
     refresh.title = trans.__('Ask the scheduler for its workers again');
     refresh.setAttribute('aria-label', trans.__('Refresh workers'));
@@ -118,7 +126,9 @@ export class WorkersSection extends Widget {
     this._filter.value = '';
     this._filter.hidden = true;
     this._message(
-      id ? this._trans.__('Open to ask the scheduler for its workers.') : this._trans.__('Select a source to list its workers.')
+      id
+        ? this._trans.__('Open to ask the scheduler for its workers.')
+        : this._trans.__('Select a source to list its workers.')
     );
     if (id && this.isVisible) {
       void this._load();
@@ -142,7 +152,9 @@ export class WorkersSection extends Widget {
     } catch (error) {
       if (this._sourceId === id) {
         this._loadedFor = null; // ask again when the section is shown again
-        this._message(error instanceof APIError ? error.message : String(error));
+        this._message(
+          error instanceof APIError ? error.message : String(error)
+        );
       }
     }
   }
@@ -151,14 +163,20 @@ export class WorkersSection extends Widget {
     const trans = this._trans;
     this._filter.hidden = this._workers.length < FILTER_FROM;
     const query = this._filter.value.trim().toLowerCase();
-    const shown = this._workers.filter(w => `${w.name} ${w.address}`.toLowerCase().includes(query));
+    const shown = this._workers.filter(w =>
+      `${w.name} ${w.address}`.toLowerCase().includes(query)
+    );
     if (!shown.length) {
       this._message(
-        this._workers.length ? trans.__('No worker matches the filter.') : trans.__('The scheduler has no workers.')
+        this._workers.length
+          ? trans.__('No worker matches the filter.')
+          : trans.__('The scheduler has no workers.')
       );
       return;
     }
-    this._list.replaceChildren(...shown.map(worker => this._workerItem(worker)));
+    this._list.replaceChildren(
+      ...shown.map(worker => this._workerItem(worker))
+    );
   }
 
   private _workerItem(worker: IWorker): HTMLElement {
@@ -175,10 +193,12 @@ export class WorkersSection extends Widget {
     if (worker.memory_limit) {
       parts.push(formatBytes(worker.memory_limit));
     }
-    element('div', 'jp-dashdock-Worker-facts', item).textContent = parts.join(' · ');
+    element('div', 'jp-dashdock-Worker-facts', item).textContent =
+      parts.join(' · ');
     if (!worker.reachable) {
       item.classList.add('jp-mod-unreachable');
-      element('div', 'jp-dashdock-Worker-reason', item).textContent = worker.reason;
+      element('div', 'jp-dashdock-Worker-reason', item).textContent =
+        worker.reason;
       return item;
     }
     const pages = element('ul', 'jp-dashdock-WorkerPages', item);
@@ -200,7 +220,8 @@ export class WorkersSection extends Widget {
 
   /** What opens the page of `pageItem`: its worker's dashboard, following the selected source. */
   private _pageOptions(pageItem: HTMLElement): IPlotPanes.IOptions | null {
-    const address = pageItem.closest<HTMLElement>('.jp-dashdock-Worker')?.dataset.address;
+    const address = pageItem.closest<HTMLElement>('.jp-dashdock-Worker')
+      ?.dataset.address;
     const worker = this._workers.find(w => w.address === address);
     if (!worker?.dashboard) {
       return null;
@@ -210,7 +231,11 @@ export class WorkersSection extends Widget {
       source: worker.dashboard,
       path: pageItem.dataset.path ?? '',
       follows: this._sourceId ?? undefined,
-      name: trans.__('%1 of %2', Private.pageLabel(pageItem.dataset.name ?? '', trans), Private.workerLabel(worker, trans))
+      name: trans.__(
+        '%1 of %2',
+        Private.pageLabel(pageItem.dataset.name ?? '', trans),
+        Private.workerLabel(worker, trans)
+      )
     };
   }
 
@@ -240,11 +265,16 @@ export namespace WorkersSection {
 
 namespace Private {
   /** LocalCluster numbers its workers: "worker 0" reads better than "0". */
-  export function workerLabel(worker: IWorker, trans: TranslationBundle): string {
+  export function workerLabel(
+    worker: IWorker,
+    trans: TranslationBundle
+  ): string {
     if (!worker.name || worker.name === worker.address) {
       return worker.address;
     }
-    return /^\d+$/.test(worker.name) ? trans.__('worker %1', worker.name) : worker.name;
+    return /^\d+$/.test(worker.name)
+      ? trans.__('worker %1', worker.name)
+      : worker.name;
   }
 
   /** The server names worker pages in English; these are the names people read. */

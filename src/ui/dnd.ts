@@ -29,7 +29,10 @@ const DRAGGED_ATTRIBUTE = 'data-dashdock-dragged';
  * A press on a disabled button does not drag. The click a drag ends with is not a click: see
  * `wasDragged`.
  */
-export function makeDraggable(element: HTMLElement, options: IDragOptions): void {
+export function makeDraggable(
+  element: HTMLElement,
+  options: IDragOptions
+): void {
   element.addEventListener('pointerdown', (press: PointerEvent) => {
     if (press.button !== 0 || (element as HTMLButtonElement).disabled) {
       return;
@@ -55,7 +58,10 @@ export function makeDraggable(element: HTMLElement, options: IDragOptions): void
         proposedAction: options.action,
         supportedActions: options.action === 'move' ? 'copy-move' : 'copy'
       });
+      // The drag is this press's to end: Lumino disposes a finished drag itself, and disposing
+      // it again here (a no-op then) keeps it from outliving its drag in any case.
       void drag.start(move.clientX, move.clientY).then(() => {
+        drag.dispose();
         // The click that ends a drag must not also act.
         window.setTimeout(() => element.removeAttribute(DRAGGED_ATTRIBUTE), 0);
       });
@@ -73,7 +79,11 @@ export function makeDraggable(element: HTMLElement, options: IDragOptions): void
  * Make `element` draggable into the dock: its drag carries a factory that creates the pane only
  * when it is dropped, where it is dropped.
  */
-export function makeDockDraggable(element: HTMLElement, factory: () => Widget, dragImageText: () => string): void {
+export function makeDockDraggable(
+  element: HTMLElement,
+  factory: () => Widget,
+  dragImageText: () => string
+): void {
   makeDraggable(element, {
     action: 'move',
     dragImageText,

@@ -53,7 +53,11 @@ export class KeyedParts<T, P extends KeyedParts.IPart = KeyedParts.IPart> {
   /**
    * Make `parent`'s children the nodes of `items`, in order, followed by `trailing`.
    */
-  render(parent: HTMLElement, items: readonly T[], trailing: HTMLElement[] = []): void {
+  render(
+    parent: HTMLElement,
+    items: readonly T[],
+    trailing: HTMLElement[] = []
+  ): void {
     const { key, create, update } = this._options;
     const parts = new Map<string, P>();
     const wanted = items.map(item => {

@@ -2,16 +2,17 @@
  * Numbers as people read them (see ui/dnd.ts for ui/). Pure: node runs these.
  */
 
-/** 1536 -> '1.5 KiB'. */
+/** 1536 -> '1.5 KiB'; a value that would round to 1024 of a unit is shown in the next one. */
 export function formatBytes(bytes: number): string {
   const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  const shown = (value: number, unit: number) => value.toFixed(unit ? 1 : 0);
   let value = bytes;
   let unit = 0;
-  while (value >= 1024 && unit < units.length - 1) {
+  while (Number(shown(value, unit)) >= 1024 && unit < units.length - 1) {
     value /= 1024;
     unit++;
   }
-  return `${value.toFixed(unit ? 1 : 0)} ${units[unit]}`;
+  return `${shown(value, unit)} ${units[unit]}`;
 }
 
 /** A count in the reader's locale, or a dash when it is not known. */

@@ -9,7 +9,11 @@ import { IFrame } from '@jupyterlab/ui-components';
  * policy the server sends with each proxied response: without `allow-same-origin` the page runs
  * in an opaque origin, so it can neither use the user's Jupyter session nor reach the Lab window.
  */
-export const DASHBOARD_FRAME_SANDBOX: IFrame.SandboxExceptions[] = ['allow-scripts', 'allow-popups', 'allow-downloads'];
+export const DASHBOARD_FRAME_SANDBOX: IFrame.SandboxExceptions[] = [
+  'allow-scripts',
+  'allow-popups',
+  'allow-downloads'
+];
 
 const FRAME_CLASS = 'jp-dashdock-PlotFrame';
 const DARK_CLASS = 'jp-mod-dark';

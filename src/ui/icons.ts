@@ -6,4 +6,7 @@ import { LabIcon } from '@jupyterlab/ui-components';
 
 import dashdockSvg from '../../style/icons/dashdock.svg';
 
-export const dashdockIcon = new LabIcon({ name: 'dashdock:icon', svgstr: dashdockSvg });
+export const dashdockIcon = new LabIcon({
+  name: 'dashdock:icon',
+  svgstr: dashdockSvg
+});

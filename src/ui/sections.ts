@@ -14,20 +14,28 @@ import type { AccordionPanel, Widget } from '@lumino/widgets';
  * expand it to nothing: when that happens it gets an even share, taken from the others in
  * proportion to their sizes.
  */
-export function shareSections(panel: SidePanel, shares: Map<Widget, number>): void {
+export function shareSections(
+  panel: SidePanel,
+  shares: Map<Widget, number>
+): void {
   const accordion = panel.content as AccordionPanel;
   accordion.widgets.forEach((widget, index) => {
     if (!shares.get(widget)) {
       accordion.collapse(index);
     }
   });
-  accordion.setRelativeSizes(accordion.widgets.map(widget => shares.get(widget) ?? 0));
+  accordion.setRelativeSizes(
+    accordion.widgets.map(widget => shares.get(widget) ?? 0)
+  );
   accordion.expansionToggled.connect((_, index) => {
     const sizes = accordion.relativeSizes();
     if (accordion.widgets[index].isHidden || sizes[index] > 0) {
       return;
     }
-    const share = 1 / accordion.widgets.filter(widget => !widget.isHidden).length;
-    accordion.setRelativeSizes(sizes.map((size, i) => (i === index ? share : size * (1 - share))));
+    const share =
+      1 / accordion.widgets.filter(widget => !widget.isHidden).length;
+    accordion.setRelativeSizes(
+      sizes.map((size, i) => (i === index ? share : size * (1 - share)))
+    );
   });
 }
