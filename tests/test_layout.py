@@ -34,6 +34,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "dashdock.notebook": BASE | KERNEL_CONTRACT | {"dashdock.sources"},
     "dashdock.proxy.websocket": BASE | {"dashdock.panes.state"},
     "dashdock.proxy.bokehjs": {"dashdock.kernel.files"},
+    "dashdock.proxy.page": set(),
     "dashdock.proxy": BASE | KERNEL_CONTRACT | {"dashdock.sources", "dashdock.panes"},
     "dashdock.app": {"dashdock"},  # wires everything
     "dashdock": {"dashdock.app", "dashdock.kernel.show", "dashdock._version"},  # __init__

@@ -1,14 +1,11 @@
-"""Panes stay honest about their scheduler: restarts, pause, hidden tabs and dark themes."""
+"""Panes stay honest about their scheduler: restarts, pause and hidden tabs."""
 
 from __future__ import annotations
 
-import io
-import re
 import time
 
 from conftest import DaskCluster, Lab, free_port, open_lab, screenshot, start_cluster, stop_cluster
-from helpers import open_sidebar, pane, plot_item, wait_for_bokeh_plot
-from PIL import Image
+from helpers import open_sidebar, pane, pane_frame, plot_item, wait_for_bokeh_plot
 from playwright.sync_api import Browser, Page, expect
 
 
@@ -113,32 +110,36 @@ def test_hidden_pane_stops_streaming_and_resumes_when_shown(
     page.context.close()
 
 
-def test_dark_theme_gives_dark_plots(browser: Browser, lab: Lab, dask_cluster: DaskCluster) -> None:
-    source = lab.api("dashdock/api/sources", "POST", {"url": dask_cluster.dashboard})
-    page = open_lab(browser, lab, "dark")
-    page.evaluate(
-        "source => window.jupyterapp.commands.execute("
-        "'dashdock:open-plot', {source, path: '/individual-progress'})",
-        source["id"],  # type: ignore[index]
-    )
-    wait_for_bokeh_plot(page, "Progress")
+# Bokeh's notices (toasts in a shadow root appended to the page's body), counted.
+_BOKEH_NOTICES = """() => [...document.body.children]
+  .map(el => el.shadowRoot?.querySelector('.entries')?.children.length ?? 0)
+  .reduce((a, b) => a + b, 0)"""
 
-    def mean_brightness() -> float:
-        image = Image.open(io.BytesIO(pane(page, "Progress").locator("iframe").screenshot())).convert("L")
-        return sum(image.getdata()) / (image.width * image.height)
 
-    light = mean_brightness()
-    page.evaluate(
-        "() => window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Dark'})"
-    )
-    page.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'")
-    expect(pane(page, "Progress").locator(".jp-dashdock-PlotFrame")).to_have_class(
-        re.compile(r"\bjp-mod-dark\b")
-    )
-    dark = mean_brightness()
-    screenshot(page, "dark-theme")
-    assert light > 160 and dark < 100, (light, dark)
-    page.evaluate(
-        "() => window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Light'})"
-    )
-    page.context.close()
+def test_bokeh_connection_notices_never_cover_a_pane(browser: Browser, lab: Lab) -> None:
+    """While dashdock says "reconnecting", Bokeh's own "connection lost" toast stays away."""
+    port = free_port()
+    cluster = start_cluster(port)
+    try:
+        source = lab.api("dashdock/api/sources", "POST", {"url": cluster.dashboard})
+        page = open_lab(browser, lab, "no-bokeh-toast")
+        page.evaluate(
+            "source => window.jupyterapp.commands.execute("
+            "'dashdock:open-plot', {source, path: '/individual-task-stream'})",
+            source["id"],  # type: ignore[index]
+        )
+        wait_for_bokeh_plot(page, "Task Stream")
+        frame = pane_frame(page, "Task Stream")
+        frame.wait_for_function("() => Bokeh.documents[0].config.notify_connection_status === false")
+
+        stop_cluster(cluster)
+        _expect_status(page, "Task Stream", "reconnecting", timeout=20_000)
+        seen = []
+        for _ in range(12):  # Bokeh shows its first toast as soon as its socket closes
+            seen.append(frame.evaluate(_BOKEH_NOTICES))
+            time.sleep(0.5)
+        screenshot(page, "reconnecting-without-bokeh-toast")
+        assert seen == [0] * len(seen), seen
+        page.context.close()
+    finally:
+        stop_cluster(cluster)

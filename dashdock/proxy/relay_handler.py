@@ -36,6 +36,7 @@ from dashdock.proxy.headers import (
     upstream_query,
     upstream_request_headers,
 )
+from dashdock.proxy.page.script import MAX_PAGE_BYTES, with_script
 from dashdock.proxy.routing import Route, resolve_route
 from dashdock.proxy.websocket.relay import RelayRequest, WebSocketRelay
 from dashdock.proxy.websocket.upgrade import SUPPORTED_VERSION, UnsupportedVersion, checked_subprotocols
@@ -161,6 +162,10 @@ class RelayHandler(DomainErrors, JupyterHandler):
                 self._start_response(response)
                 if method == "HEAD" or response.status in (204, 304):
                     return
+                tag = self._page_script_tag(response)
+                if tag is not None:
+                    await self._relay_page(response, tag)
+                    return
                 async for chunk in response.content.iter_any():
                     self.write(chunk)
                     await self.flush()
@@ -175,6 +180,24 @@ class RelayHandler(DomainErrors, JupyterHandler):
                 self.request.connection.close()  # type: ignore[union-attr]
                 return
             raise relay_failure(route.target, exc) from None
+
+    def _page_script_tag(self, response: aiohttp.ClientResponse) -> bytes | None:
+        """The script tag to add to this response, or None to relay it as it is (the default)."""
+        return None
+
+    async def _relay_page(self, response: aiohttp.ClientResponse, tag: bytes) -> None:
+        """An HTML page with ``tag`` in its head; one too big to hold is relayed as it is."""
+        page = bytearray()
+        async for chunk in response.content.iter_any():
+            page += chunk
+            if len(page) > MAX_PAGE_BYTES:
+                self.write(bytes(page))
+                async for rest in response.content.iter_any():
+                    self.write(rest)
+                    await self.flush()
+                return
+        self.clear_header("Content-Length")  # the page grew by the tag
+        self.finish(with_script(bytes(page), tag))
 
     def _start_response(self, response: aiohttp.ClientResponse) -> None:
         route = self._route

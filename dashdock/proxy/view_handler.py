@@ -9,10 +9,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import aiohttp
 from jupyter_server.utils import ensure_async, url_path_join
 
 from dashdock.errors import NotAllowed
+from dashdock.proxy.bokehjs.serve import IMMUTABLE
 from dashdock.proxy.capabilities import Verdict
+from dashdock.proxy.page.script import PAGE_SCRIPT_PATH, page_script, script_tag
 from dashdock.proxy.relay_handler import RelayHandler
 
 try:
@@ -79,7 +82,24 @@ class ViewHandler(RelayHandler):
 
     @allow_unauthenticated
     async def get(self, *args: Any, **kwargs: Any) -> None:
-        await self._serve()
+        if self._route.path == PAGE_SCRIPT_PATH:
+            self._serve_page_script()
+        else:
+            await self._serve()
+
+    def _serve_page_script(self) -> None:
+        self.set_header("Content-Type", "text/javascript; charset=UTF-8")
+        self.set_header("Cache-Control", IMMUTABLE)  # its URL carries its version
+        self._set_sandbox([])
+        self.finish(page_script())
+
+    def _page_script_tag(self, response: aiohttp.ClientResponse) -> bytes | None:
+        """Every dashboard page shown here gets dashdock's page script (proxy/page/)."""
+        is_page = response.status == 200 and response.content_type == "text/html"
+        # A compressed page is relayed as it is: it stays a working page, only unthemed.
+        if not is_page or "Content-Encoding" in response.headers:
+            return None
+        return script_tag(self._route.proxy_prefix)
 
     @allow_unauthenticated
     async def head(self, *args: Any) -> None:

@@ -3,6 +3,9 @@
  */
 
 import { IFrame } from '@jupyterlab/ui-components';
+import { Message } from '@lumino/messaging';
+
+import { pageTheme } from './theme';
 
 /**
  * The sandbox exceptions of every frame that shows a dashboard's page. They match the `sandbox`
@@ -23,14 +26,16 @@ const DARK_CLASS = 'jp-mod-dark';
  *
  * #### Notes
  * The Lab controls a page only from outside: pause, rate and hidden suspend are server-side state
- * of its relays, and the dark theme is a style of the frame element.
+ * of its relays. The one message it sends in is the theme: in a dark theme, the colours dashdock's
+ * page script gives to what Bokeh draws (after every load, and when the theme changes).
  */
 export class DashboardFrame extends IFrame {
   constructor(options: DashboardFrame.IOptions) {
     // The sandbox is set before the page's URL, so the page never loads without it.
     super({ sandbox: DASHBOARD_FRAME_SANDBOX, referrerPolicy: 'no-referrer' });
     this.addClass(FRAME_CLASS);
-    this.node.querySelector('iframe')!.title = options.title;
+    this._iframe = this.node.querySelector('iframe')!;
+    this._iframe.title = options.title;
     this._page = options.url;
     this.url = options.url;
   }
@@ -40,11 +45,39 @@ export class DashboardFrame extends IFrame {
     this.url = this._page;
   }
 
-  /** Draw the page inverted, for dark themes (Bokeh draws light plots). */
+  /** Draw the page in the Lab's dark colours, or in the dashboard's own. */
   setDark(dark: boolean): void {
     this.toggleClass(DARK_CLASS, dark);
+    this._postTheme();
   }
 
+  handleEvent(event: Event): void {
+    if (event.type === 'load') {
+      this._postTheme();
+    }
+  }
+
+  protected onAfterAttach(msg: Message): void {
+    super.onAfterAttach(msg);
+    this._iframe.addEventListener('load', this);
+    this._postTheme();
+  }
+
+  protected onBeforeDetach(msg: Message): void {
+    this._iframe.removeEventListener('load', this);
+    super.onBeforeDetach(msg);
+  }
+
+  private _postTheme(): void {
+    const dark = this.hasClass(DARK_CLASS);
+    // The page's origin is opaque, so no target origin can name it; the message holds colours only.
+    this._iframe.contentWindow?.postMessage(
+      { type: 'dashdock:theme', theme: dark ? pageTheme(this.node) : null },
+      '*'
+    );
+  }
+
+  private _iframe: HTMLIFrameElement;
   private _page: string;
 }
 
