@@ -60,7 +60,7 @@ async def test_a_source_lists_its_plots_named_and_grouped_for_people(
     task_stream = {"name": "Task Stream", "group": "tasks", "path": "/individual-task-stream"}
     assert task_stream in [{key: plot[key] for key in ("name", "group", "path")} for plot in plots]
     for plot in plots:
-        assert set(plot) == {"name", "group", "path", "url"}
+        assert set(plot) == {"name", "group", "path", "description", "url"}
         assert plot["url"].startswith(prefix), plot
         assert plot["url"] == prefix + plot["path"].lstrip("/")
         assert not plot["name"].startswith("Individual"), plot

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from dashdock.sources.catalog import GROUPS, Plot, display_name, group_of, parse_catalog
+from dashdock.sources.catalog import GROUPS, Plot, describe, display_name, group_of, parse_catalog
 
 
 @pytest.mark.parametrize(
@@ -89,3 +89,75 @@ def test_a_catalog_that_is_not_a_json_object_raises(document: object) -> None:
 
 def test_an_empty_catalog_has_no_plots() -> None:
     assert parse_catalog({}) == []
+
+
+# The plots Dask 2026.8's /individual-plots.json lists (33), as the catalog names them.
+DASK_PLOT_TITLES = [
+    "Individual Task Stream",
+    "Individual Progress",
+    "Individual Graph",
+    "Individual Groups",
+    "Individual Group Progress",
+    "Individual Workers Memory",
+    "Individual Cluster Memory",
+    "Individual Workers Transfer Bytes",
+    "Individual Cpu",
+    "Individual Nprocessing",
+    "Individual Occupancy",
+    "Individual Workers",
+    "Individual Exceptions",
+    "Individual Bandwidth Types",
+    "Individual Bandwidth Workers",
+    "Individual Workers Network",
+    "Individual Workers Disk",
+    "Individual Workers Network Timeseries",
+    "Individual Workers Cpu Timeseries",
+    "Individual Workers Memory Timeseries",
+    "Individual Workers Disk Timeseries",
+    "Individual Memory By Key",
+    "Individual Compute Time Per Key",
+    "Individual Aggregate Time Per Action",
+    "Individual Scheduler System",
+    "Individual Contention",
+    "Individual Fine Performance Metrics",
+    "Individual Profile",
+    "Individual Profile Server",
+    "Individual Gpu Memory",
+    "Individual Gpu Utilization",
+    "Individual Rmm Memory",
+    "Individual Cluster Map",
+]
+
+
+def test_every_dask_plot_says_what_it_shows_in_a_sentence_of_its_own() -> None:
+    plots = parse_catalog({title: "/" + title.lower().replace(" ", "-") for title in DASK_PLOT_TITLES})
+    assert len(plots) == len(DASK_PLOT_TITLES)
+    descriptions = [plot.description for plot in plots]
+    generic = {describe("Something New", group) for group in GROUPS}
+    for plot in plots:
+        assert plot.description.endswith("."), plot
+        assert plot.description not in generic, plot
+        assert len(plot.description) <= 120, plot
+    assert len(set(descriptions)) == len(descriptions), "two plots share a description"
+
+
+def test_gpu_plots_say_they_need_gpus_on_the_workers() -> None:
+    for plot in parse_catalog(
+        {"Individual Gpu Memory": "/a", "Individual Rmm Memory": "/b", "Individual Gpu X": "/c"}
+    ):
+        assert plot.group == "gpu"
+        assert "needs NVIDIA GPUs on the workers" in plot.description, plot
+
+
+@pytest.mark.parametrize(
+    ("title", "words"),
+    [
+        ("Individual Task Something", "tasks"),
+        ("Individual Memory Something", "memory"),
+        ("Individual Worker Something", "workers"),
+        ("Individual Something New", "dashboard"),
+    ],
+)
+def test_a_plot_dask_adds_later_is_described_by_its_group(title: str, words: str) -> None:
+    (plot,) = parse_catalog({title: "/individual-x"})
+    assert words in plot.description

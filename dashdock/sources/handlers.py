@@ -80,6 +80,7 @@ class PlotsHandler(_SourcesAPIHandler):
                         "name": plot.name,
                         "group": plot.group,
                         "path": plot.path,
+                        "description": plot.description,
                         "url": self.proxy_url(source_id, plot.path),
                     }
                     for plot in plots

@@ -55,10 +55,11 @@ export const sidebarPlugin: JupyterFrontEndPlugin<void> = {
 
     // Plots get the most room; workers start closed, so no scheduler is asked for workers
     // nobody looks at.
+    const options = { model, panes, commands: app.commands, trans };
     const shares = new Map<Widget, number>([
-      [new SourcesSection({ model, trans }), 1],
-      [new PlotsSection({ model, panes, commands: app.commands, trans }), 2],
-      [new WorkersSection({ model, panes, trans }), 0]
+      [new SourcesSection(options), 1],
+      [new PlotsSection({ ...options, hasClusters: !!clusters }), 2],
+      [new WorkersSection(options), 0]
     ]);
     if (clusters) {
       shares.set(

@@ -1,6 +1,6 @@
 /**
- * The Plots section of the sidebar: the selected source's plots by group, to open with a click
- * or dock with a drag, and the default layout (see model.ts for sources/).
+ * The Plots section of the sidebar: the selected source's plots by group, to open with a click,
+ * the keyboard or a drag, and the default layout (see model.ts for sources/).
  */
 
 import { TranslationBundle } from '@jupyterlab/translation';
@@ -8,18 +8,19 @@ import { CommandRegistry } from '@lumino/commands';
 import { Message } from '@lumino/messaging';
 import { Widget } from '@lumino/widgets';
 
-import { KEY_PLOTS, PLOT_GROUPS } from '../api/plots';
+import { KEY_PLOTS } from '../api/plots';
 import { IPlot, ISource } from '../api/types';
 import { CommandIDs, IPlotPanes, ISourcesModel } from '../tokens';
-import { makeDockDraggable, wasDragged } from '../ui/dnd';
-import { element, makeKeyboardClickable } from '../ui/dom';
+import { makeDockDraggable } from '../ui/dnd';
+import { element } from '../ui/dom';
+import { PlotTree } from './plottree';
 
 /**
- * The selected source's plots, with a filter.
+ * The selected source's plots, with a filter, as a tree of folding groups (plottree.ts).
  *
  * #### Notes
- * The list is built again only when the selection or the filter changes, never on the model's
- * health updates; the filter input itself is built once.
+ * The tree is built again only when the selection or the filter changes, never on the model's
+ * health updates. Enter in the filter opens the first match; Down moves into the tree.
  */
 export class PlotsSection extends Widget {
   constructor(options: PlotsSection.IOptions) {
@@ -29,21 +30,26 @@ export class PlotsSection extends Widget {
     this._panes = options.panes;
     this._commands = options.commands;
     this._trans = options.trans;
+    this._hasClusters = options.hasClusters ?? false;
+
     const trans = this._trans;
     this.title.label = trans.__('Plots');
-    const header = element('div', 'jp-dashdock-Plots-header', this.node);
+    this._header = element('div', 'jp-dashdock-Plots-header', this.node);
     this._filter = element(
       'input',
       'jp-dashdock-Plots-filter jp-mod-styled',
-      header
+      this._header
     );
     this._filter.type = 'search';
     this._filter.placeholder = trans.__('Filter plots');
     this._filter.setAttribute('aria-label', trans.__('Filter plots'));
+    this._filter.title = trans.__(
+      'Type to filter; Enter opens the first match, Down moves into the list'
+    );
     const layout = element(
       'button',
       'jp-dashdock-Plots-layout jp-mod-styled',
-      header
+      this._header
     );
     layout.dataset.action = 'layout';
     layout.textContent = trans.__('Layout');
@@ -51,7 +57,14 @@ export class PlotsSection extends Widget {
       'Open the default layout: %1',
       KEY_PLOTS.map(plot => plot.label(trans)).join(', ')
     );
-    this._list = element('div', 'jp-dashdock-PlotList', this.node);
+    this._message = element('p', 'jp-dashdock-PlotList-message', this.node);
+    this._message.setAttribute('role', 'status');
+    this._tree = new PlotTree({
+      plotRow: plot => this._plotItem(plot),
+      open: row => this._open(row),
+      trans
+    });
+    this.node.appendChild(this._tree.node);
     this._model.changed.connect(this._onModelChanged, this);
     this._onModelChanged();
   }
@@ -60,6 +73,7 @@ export class PlotsSection extends Widget {
     if (this.isDisposed) {
       return;
     }
+    this._tree.dispose();
     this._model.changed.disconnect(this._onModelChanged, this);
     super.dispose();
   }
@@ -75,6 +89,9 @@ export class PlotsSection extends Widget {
       case 'input':
         this._render();
         break;
+      case 'keydown':
+        this._evtFilterKeydown(event as KeyboardEvent);
+        break;
     }
   }
 
@@ -82,11 +99,13 @@ export class PlotsSection extends Widget {
     super.onAfterAttach(msg);
     this.node.addEventListener('click', this);
     this._filter.addEventListener('input', this);
+    this._filter.addEventListener('keydown', this);
   }
 
   protected onBeforeDetach(msg: Message): void {
     this.node.removeEventListener('click', this);
     this._filter.removeEventListener('input', this);
+    this._filter.removeEventListener('keydown', this);
     super.onBeforeDetach(msg);
   }
 
@@ -96,16 +115,35 @@ export class PlotsSection extends Widget {
     if (!selected) {
       return;
     }
-    if (
-      target.closest<HTMLElement>('[data-action]')?.dataset.action === 'layout'
-    ) {
+    const action = target.closest<HTMLElement>('[data-action]')?.dataset.action;
+    if (action === 'layout') {
       void this._commands.execute(CommandIDs.openLayout, {
         source: selected.id
       });
+    } else if (action === 'retry') {
+      this._load(selected);
+    }
+  }
+
+  /** Enter opens the first match; Down moves into the list, onto the first match. */
+  private _evtFilterKeydown(event: KeyboardEvent): void {
+    if (event.key !== 'Enter' && event.key !== 'ArrowDown') {
       return;
     }
-    const item = target.closest<HTMLElement>('.jp-dashdock-Plot');
-    if (item && !wasDragged(item)) {
+    event.preventDefault();
+    if (event.key === 'ArrowDown') {
+      this._tree.focusFirst(!!this._filter.value.trim());
+      return;
+    }
+    const first = this._tree.firstPlot();
+    if (first) {
+      this._open(first);
+    }
+  }
+
+  private _open(item: HTMLElement): void {
+    const selected = this._model.selected;
+    if (selected) {
       void this._commands.execute(CommandIDs.openPlot, {
         source: selected.id,
         path: item.dataset.path ?? '',
@@ -122,15 +160,24 @@ export class PlotsSection extends Widget {
   }
 
   private _load(source: ISource | null): void {
+    const trans = this._trans;
     this._plotsFor = source?.id ?? null;
     this._plots = [];
+    // Nothing to filter or lay out without a source: the message says what to do instead.
+    this._header.hidden = !source;
     if (!source) {
       this._showMessage(
-        this._trans.__('Add a dashboard above to list its plots.')
+        this._hasClusters
+          ? trans.__(
+              'No dashboard yet. Add a dashboard URL under Sources above, or start a cluster under Clusters below.'
+            )
+          : trans.__(
+              'No dashboard yet. Add a dashboard URL under Sources above.'
+            )
       );
       return;
     }
-    this._showMessage(this._trans.__('Loading plots…'));
+    this._showMessage(trans.__('Loading plots…'));
     this._model
       .plots(source.id)
       .then(plots => {
@@ -143,7 +190,8 @@ export class PlotsSection extends Widget {
       .catch(error => {
         if (this._plotsFor === source.id) {
           this._plotsFor = null; // try again on the next change
-          this._showMessage(String(error.message ?? error));
+          // The server's message names the dashboard and says what went wrong.
+          this._showMessage(String(error?.message ?? error), true);
         }
       });
   }
@@ -166,36 +214,21 @@ export class PlotsSection extends Widget {
       );
       return;
     }
-    // A group the client does not know yet is shown under "other", not dropped.
-    const groupOf = (plot: IPlot) =>
-      PLOT_GROUPS.includes(plot.group) ? plot.group : 'other';
-    this._list.replaceChildren(
-      ...PLOT_GROUPS.map(group => ({
-        group,
-        plots: visible.filter(plot => groupOf(plot) === group)
-      }))
-        .filter(({ plots }) => plots.length)
-        .map(({ group, plots }) => {
-          const section = element('div', 'jp-dashdock-PlotGroup');
-          section.dataset.group = group;
-          element('h3', '', section).textContent = Private.groupLabel(
-            group,
-            trans
-          );
-          const list = element('ul', '', section);
-          list.append(...plots.map(plot => this._plotItem(source, plot)));
-          return section;
-        })
-    );
+    this._showMessage('');
+    this._tree.render(visible, trans.__('Plots of %1', source.name), !!query);
   }
 
-  private _plotItem(source: ISource, plot: IPlot): HTMLElement {
+  private _plotItem(plot: IPlot): HTMLElement {
+    const source = this._model.selected!;
     const item = element('li', 'jp-dashdock-Plot');
+    item.setAttribute('role', 'treeitem');
     item.dataset.path = plot.path;
     item.dataset.name = plot.name;
     item.textContent = plot.name;
-    item.title = this._trans.__('Click to open, drag to dock');
-    makeKeyboardClickable(item);
+    item.title = this._trans.__(
+      '%1\nEnter or click to open, drag to dock',
+      plot.description || plot.name
+    );
     makeDockDraggable(
       item,
       () =>
@@ -209,18 +242,38 @@ export class PlotsSection extends Widget {
     return item;
   }
 
-  private _showMessage(text: string): void {
-    const message = element('p', 'jp-dashdock-PlotList-message');
-    message.textContent = text;
-    this._list.replaceChildren(message);
+  /**
+   * Show `text` instead of the tree (an empty text shows the tree alone); an error offers to try
+   * again, since a dashboard that comes back between two health checks changes nothing we see.
+   */
+  private _showMessage(text: string, isError = false): void {
+    this._message.textContent = text;
+    this._message.hidden = !text;
+    this._message.classList.toggle('jp-mod-error', isError);
+    if (isError) {
+      const retry = element(
+        'button',
+        'jp-dashdock-PlotList-retry jp-mod-styled',
+        this._message
+      );
+      retry.dataset.action = 'retry';
+      retry.textContent = this._trans.__('Try again');
+      retry.title = this._trans.__('Ask the dashboard for its plots again');
+    }
+    if (text) {
+      this._tree.clear();
+    }
   }
 
   private _model: ISourcesModel;
   private _panes: IPlotPanes;
   private _commands: CommandRegistry;
   private _trans: TranslationBundle;
+  private _hasClusters: boolean;
+  private _header: HTMLElement;
   private _filter: HTMLInputElement;
-  private _list: HTMLElement;
+  private _message: HTMLElement;
+  private _tree: PlotTree;
   private _plots: IPlot[] = [];
   private _plotsFor: string | null = null;
 }
@@ -231,22 +284,7 @@ export namespace PlotsSection {
     panes: IPlotPanes;
     commands: CommandRegistry;
     trans: TranslationBundle;
-  }
-}
-
-namespace Private {
-  export function groupLabel(group: string, trans: TranslationBundle): string {
-    switch (group) {
-      case 'tasks':
-        return trans.__('Tasks');
-      case 'memory':
-        return trans.__('Memory');
-      case 'workers':
-        return trans.__('Workers and system');
-      case 'gpu':
-        return trans.__('GPU');
-      default:
-        return trans.__('Other');
-    }
+    /** Whether the sidebar has a Clusters section to point at when there is no source. */
+    hasClusters?: boolean;
   }
 }

@@ -10,7 +10,8 @@ import { Widget } from '@lumino/widgets';
 import { ISource } from '../api/types';
 import { DASHBOARD_URL_EXAMPLE } from '../api/urls';
 import { ISourcesModel } from '../tokens';
-import { element, KeyedParts, makeKeyboardClickable } from '../ui/dom';
+import { element, KeyedParts } from '../ui/dom';
+import { RovingFocus } from '../ui/roving';
 
 const SECTION_CLASS = 'jp-dashdock-Sources';
 const SOURCE_CLASS = 'jp-dashdock-Source';
@@ -35,8 +36,16 @@ export class SourcesSection extends Widget {
     this._buildForm();
     this._warnings = element('div', 'jp-dashdock-SourceWarnings', this.node);
     this._warnings.setAttribute('role', 'status');
+    // A tree of one level rather than a listbox: a row holds its remove button, and an option's
+    // content may hold no control.
     this._list = element('ul', 'jp-dashdock-SourceList', this.node);
+    this._list.setAttribute('role', 'tree');
     this._list.setAttribute('aria-label', this._trans.__('Dashboard sources'));
+    this._roving = new RovingFocus({
+      container: this._list,
+      rows: () =>
+        Array.from(this._list.querySelectorAll<HTMLElement>(`.${SOURCE_CLASS}`))
+    });
     this._items = new KeyedParts<ISource>({
       key: source => (source.disabled ? `disabled/${source.id}` : source.id),
       create: source => ({
@@ -54,6 +63,7 @@ export class SourcesSection extends Widget {
     if (this.isDisposed) {
       return;
     }
+    this._roving.dispose();
     this._model.changed.disconnect(this._render, this);
     super.dispose();
   }
@@ -69,6 +79,13 @@ export class SourcesSection extends Widget {
       case 'click':
         this._evtClick(event as MouseEvent);
         break;
+      case 'keydown':
+        this._evtKeydown(event as KeyboardEvent);
+        break;
+      case 'input':
+        // The error was about what the box held; the user is changing it.
+        this._error.textContent = '';
+        break;
     }
   }
 
@@ -76,11 +93,15 @@ export class SourcesSection extends Widget {
     super.onAfterAttach(msg);
     this.node.addEventListener('submit', this);
     this.node.addEventListener('click', this);
+    this._list.addEventListener('keydown', this);
+    this._url.addEventListener('input', this);
   }
 
   protected onBeforeDetach(msg: Message): void {
     this.node.removeEventListener('submit', this);
     this.node.removeEventListener('click', this);
+    this._list.removeEventListener('keydown', this);
+    this._url.removeEventListener('input', this);
     super.onBeforeDetach(msg);
   }
 
@@ -127,6 +148,7 @@ export class SourcesSection extends Widget {
       .add(url)
       .then(() => {
         this._url.value = '';
+        this._error.textContent = '';
       })
       // Keep what was typed so the user can correct it.
       .catch(error => this._showError(error))
@@ -137,9 +159,7 @@ export class SourcesSection extends Widget {
     const target = event.target as HTMLElement;
     const action = target.closest<HTMLElement>('[data-action]');
     if (action?.dataset.action === 'remove' && action.dataset.sourceId) {
-      void this._model
-        .remove(action.dataset.sourceId)
-        .catch(error => this._showError(error));
+      this._remove(action.dataset.sourceId);
       return;
     }
     if (
@@ -155,6 +175,43 @@ export class SourcesSection extends Widget {
     }
   }
 
+  /** Enter or Space selects the focused source, Delete removes it (what its × button does). */
+  private _evtKeydown(event: KeyboardEvent): void {
+    const row = event.target as HTMLElement;
+    if (!row.classList.contains(SOURCE_CLASS)) {
+      return;
+    }
+    if (event.key === 'Enter' || event.key === ' ') {
+      event.preventDefault();
+      if (row.dataset.sourceId && !row.classList.contains(DISABLED_CLASS)) {
+        this._model.select(row.dataset.sourceId);
+      }
+    } else if (event.key === 'Delete') {
+      if (row.dataset.sourceId && row.querySelector('[data-action="remove"]')) {
+        event.preventDefault();
+        const rows = Array.from(
+          this._list.querySelectorAll<HTMLElement>(`.${SOURCE_CLASS}`)
+        );
+        const index = rows.indexOf(row);
+        this._remove(row.dataset.sourceId, rows[index + 1] ?? rows[index - 1]);
+      }
+    }
+  }
+
+  /**
+   * Remove a source; from the keyboard, focus then goes to `next` rather than out of the list.
+   */
+  private _remove(id: string, next?: HTMLElement): void {
+    void this._model
+      .remove(id)
+      .then(() => {
+        if (next?.isConnected && !this._list.contains(document.activeElement)) {
+          this._roving.focus(next);
+        }
+      })
+      .catch(error => this._showError(error));
+  }
+
   private _showError(error: any): void {
     this._error.textContent = String(error?.message ?? error);
   }
@@ -164,13 +221,17 @@ export class SourcesSection extends Widget {
       ...this._model.sources,
       ...this._model.disabled
     ]);
+    const selected = this._model.selected;
+    this._roving.update(
+      selected ? (this._items.get(selected.id)?.node ?? null) : null
+    );
     this._renderWarnings();
   }
 
   private _usableItem(source: ISource): HTMLElement {
     const trans = this._trans;
     const item = element('li', SOURCE_CLASS);
-    makeKeyboardClickable(item);
+    item.setAttribute('role', 'treeitem');
     element('span', 'jp-dashdock-Source-status', item);
     element('span', 'jp-dashdock-Source-name', item);
     const unsaved = element('span', 'jp-dashdock-Source-unsaved', item);
@@ -187,14 +248,16 @@ export class SourcesSection extends Widget {
    * not selectable, and removable.
    */
   private _disabledItem(source: ISource): HTMLElement {
-    // Not focusable and no button: there is nothing to select; its remove button stays usable.
+    // Focusable but not selectable: there is nothing to show; Delete or its button removes it.
     const item = element('li', `${SOURCE_CLASS} ${DISABLED_CLASS}`);
+    item.setAttribute('role', 'treeitem');
+    item.setAttribute('aria-disabled', 'true');
     const status = element(
       'span',
       'jp-dashdock-Source-status jp-mod-disabled',
       item
     );
-    status.setAttribute('aria-label', this._trans.__('Disabled'));
+    status.title = this._trans.__('Disabled');
     const text = element('span', 'jp-dashdock-Source-name', item);
     element('span', '', text);
     element('span', 'jp-dashdock-Source-reason', text);
@@ -209,6 +272,9 @@ export class SourcesSection extends Widget {
     item
       .querySelector('.jp-dashdock-Source-remove')
       ?.setAttribute('aria-label', trans.__('Remove %1', source.name));
+    if (source.kind === 'url' || source.disabled) {
+      item.setAttribute('aria-keyshortcuts', 'Delete');
+    }
     if (source.disabled) {
       item.title = source.url
         ? trans.__('%1 (disabled: %2)', source.url, source.disabled)
@@ -218,17 +284,34 @@ export class SourcesSection extends Widget {
       );
       name.textContent = source.name;
       reason.textContent = source.disabled;
+      item.setAttribute(
+        'aria-label',
+        trans.__('%1, disabled: %2', source.name, source.disabled)
+      );
       return;
     }
     const selected = source.id === this._model.selected?.id;
     item.classList.toggle(SELECTED_CLASS, selected);
-    item.setAttribute('aria-current', String(selected));
-    item.title = Private.kindLabel(source, trans);
+    item.setAttribute('aria-selected', String(selected));
+    item.title = trans.__(
+      '%1\nEnter or click to show its plots',
+      Private.kindLabel(source, trans)
+    );
+    // Named here, not from its content: that would read the status dot and the × button too.
+    item.setAttribute(
+      'aria-label',
+      source.warning
+        ? trans.__(
+            '%1, %2, not saved',
+            source.name,
+            Private.statusLabel(source, trans)
+          )
+        : trans.__('%1, %2', source.name, Private.statusLabel(source, trans))
+    );
     const status = item.querySelector<HTMLElement>(
       '.jp-dashdock-Source-status'
     )!;
     status.className = `jp-dashdock-Source-status jp-mod-${source.health.status}`;
-    status.setAttribute('aria-label', Private.statusLabel(source, trans));
     status.title = Private.statusLabel(source, trans);
     item.querySelector('.jp-dashdock-Source-name')!.textContent = source.name;
     const unsaved = item.querySelector<HTMLElement>(
@@ -247,7 +330,9 @@ export class SourcesSection extends Widget {
     remove.dataset.action = 'remove';
     remove.dataset.sourceId = source.id;
     remove.textContent = '×';
-    remove.title = trans.__('Remove this source');
+    remove.title = trans.__('Remove this source (Delete)');
+    // One tab stop per list: the keyboard removes the focused row with Delete.
+    remove.tabIndex = -1;
     return remove;
   }
 
@@ -283,6 +368,7 @@ export class SourcesSection extends Widget {
   private _warnings: HTMLElement;
   private _list: HTMLUListElement;
   private _items: KeyedParts<ISource>;
+  private _roving: RovingFocus;
 }
 
 export namespace SourcesSection {

@@ -36,11 +36,11 @@ export class WorkersSection extends Widget {
     this._trans = options.trans;
     const trans = this._trans;
     this.title.label = trans.__('Workers');
-    const header = element('div', 'jp-dashdock-Workers-header', this.node);
+    this._header = element('div', 'jp-dashdock-Workers-header', this.node);
     this._filter = element(
       'input',
       'jp-dashdock-Workers-filter jp-mod-styled',
-      header
+      this._header
     );
     this._filter.type = 'search';
     this._filter.placeholder = trans.__('Filter workers');
@@ -48,7 +48,7 @@ export class WorkersSection extends Widget {
     const refresh = element(
       'button',
       'jp-dashdock-Workers-refresh jp-Button jp-mod-minimal',
-      header
+      this._header
     );
     refresh.textContent = '↻';
     refresh.title = trans.__('Ask the scheduler for its workers again');
@@ -125,10 +125,12 @@ export class WorkersSection extends Widget {
     this._workers = [];
     this._filter.value = '';
     this._filter.hidden = true;
+    // Without a source there is nothing to refresh or filter: only the line saying what to do.
+    this._header.hidden = !id;
     this._message(
       id
         ? this._trans.__('Open to ask the scheduler for its workers.')
-        : this._trans.__('Select a source to list its workers.')
+        : this._trans.__('Pick a source under Sources to list its workers.')
     );
     if (id && this.isVisible) {
       void this._load();
@@ -207,7 +209,7 @@ export class WorkersSection extends Widget {
       pageItem.dataset.path = page.path;
       pageItem.dataset.name = page.name;
       pageItem.textContent = Private.pageLabel(page.name, trans);
-      pageItem.title = trans.__('Click to open, drag to dock');
+      pageItem.title = trans.__('Enter or click to open, drag to dock');
       makeKeyboardClickable(pageItem);
       makeDockDraggable(
         pageItem,
@@ -248,9 +250,11 @@ export class WorkersSection extends Widget {
   private _model: ISourcesModel;
   private _panes: IPlotPanes;
   private _trans: TranslationBundle;
-  private _sourceId: string | null = null;
+  /** Undefined until the first model change, so the section starts with its no-source line. */
+  private _sourceId: string | null | undefined = undefined;
   private _loadedFor: string | null = null;
   private _workers: IWorker[] = [];
+  private _header: HTMLElement;
   private _filter: HTMLInputElement;
   private _list: HTMLUListElement;
 }
