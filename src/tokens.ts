@@ -25,8 +25,15 @@ export interface IClustersModel {
   readonly limits: IClusterLimits | null;
   /** Operations under way, by cluster id ('new' for a cluster being started). */
   readonly busy: ReadonlySet<string>;
-  /** The last failure, for people; empty when the last operation went well. */
+  /** The last failure to start a cluster, for people; empty once an operation went well. */
   readonly error: string;
+  /**
+   * The last failure of an operation on a cluster, by cluster id, for people; an entry goes once
+   * an operation on that cluster went well or `dismissError` is called.
+   */
+  readonly errors: ReadonlyMap<string, string>;
+  /** Forget the failure shown for a cluster (the user changed what it was about). */
+  dismissError(id: string): void;
   readonly changed: ISignal<IClustersModel, void>;
   refresh(): Promise<void>;
   start(): Promise<ICluster | null>;
@@ -96,6 +103,11 @@ export interface IPlotPanes {
   create(options: IPlotPanes.IOptions): Widget;
   /** Create a pane and add it to the main area. */
   open(options: IPlotPanes.IOptions, placement?: IPanePlacement): Widget;
+  /**
+   * Show the default layout of a source: its panes already open are brought to the front, the
+   * others are opened (as a grid when none was open). Resolves to the layout's panes.
+   */
+  openLayout(source: string): Promise<Widget[]>;
 }
 
 export namespace IPlotPanes {
@@ -106,6 +118,8 @@ export namespace IPlotPanes {
     /** The source whose health the pane shows when `source` is a literal target. */
     follows?: string;
     name?: string;
+    /** The source's name as last known, shown when the source is gone (a restored pane). */
+    sourceName?: string;
     id?: string;
     /** Seconds between redraws: 0 (live), 1 or 5. */
     rate?: number;

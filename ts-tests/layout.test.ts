@@ -2,7 +2,14 @@
 import { strict as assert } from 'node:assert';
 import { describe, it } from 'node:test';
 
-import { gridSteps, IPaneBox, tilePlacement } from '../src/panes/layout';
+import {
+  canHalve,
+  gridSteps,
+  halving,
+  IPaneBox,
+  ISizeRule,
+  placePlot
+} from '../src/panes/layout';
 
 /**
  * A main area of panes as rectangles, split the way a DockPanel splits: `split-right` halves the
@@ -47,50 +54,134 @@ class Area {
   }
 }
 
-describe('tilePlacement', () => {
-  it('opens the first plot beside whatever the main area shows', () => {
-    assert.deepEqual(tilePlacement(null), { mode: 'split-right' });
+const RULE: ISizeRule = { minWidth: 320, minHeight: 200, gapX: 4, gapY: 32 };
+
+describe('canHalve and halving', () => {
+  it('halves a wide pane side by side and a tall one top and bottom', () => {
+    assert.equal(
+      halving({ id: 'a', width: 800, height: 600 }, RULE),
+      'split-right'
+    );
+    assert.equal(
+      halving({ id: 'b', width: 700, height: 900 }, RULE),
+      'split-bottom'
+    );
   });
 
-  it('halves a wide pane side by side', () => {
-    assert.deepEqual(tilePlacement({ id: 'a', width: 800, height: 600 }), {
+  it('counts the splitter and the new tab bar against the halves', () => {
+    const box = { id: 'a', width: 644, height: 432 };
+    assert.ok(canHalve(box, 'split-right', RULE)); // (644 - 4) / 2 = 320
+    assert.ok(canHalve(box, 'split-bottom', RULE)); // (432 - 32) / 2 = 200
+    const smaller = { id: 'b', width: 643, height: 431 };
+    assert.ok(!canHalve(smaller, 'split-right', RULE));
+    assert.ok(!canHalve(smaller, 'split-bottom', RULE));
+    assert.equal(halving(smaller, RULE), null);
+  });
+
+  it('splits the other way when the longer side cannot be halved', () => {
+    // (600 - 4) / 2 = 298 is too narrow; (500 - 32) / 2 = 234 is high enough.
+    assert.equal(
+      halving({ id: 'a', width: 600, height: 500 }, RULE),
+      'split-bottom'
+    );
+  });
+
+  it('never halves a pane already below the minimum', () => {
+    assert.equal(halving({ id: 'z', width: 0, height: 0 }, RULE), null);
+    assert.equal(halving({ id: 'y', width: 2000, height: 150 }, RULE), null);
+  });
+});
+
+describe('placePlot', () => {
+  it('opens the first plot beside whatever the main area shows', () => {
+    assert.deepEqual(placePlot([], null, RULE), { mode: 'split-right' });
+  });
+
+  it('halves the active pane when both halves stay usable', () => {
+    const a = { id: 'a', width: 800, height: 600 };
+    const b = { id: 'b', width: 400, height: 600 };
+    assert.deepEqual(placePlot([a, b], a, RULE), {
       mode: 'split-right',
       ref: 'a'
     });
-  });
-
-  it('halves a tall pane top and bottom', () => {
-    assert.deepEqual(tilePlacement({ id: 'b', width: 400, height: 600 }), {
+    assert.deepEqual(placePlot([a, b], b, RULE), {
       mode: 'split-bottom',
       ref: 'b'
     });
   });
 
-  it('splits a square pane side by side', () => {
-    assert.deepEqual(tilePlacement({ id: 'c', width: 500, height: 500 }), {
+  it('halves the largest pane when the active one is too small to halve', () => {
+    const small = { id: 's', width: 330, height: 210 };
+    const large = { id: 'l', width: 700, height: 450 };
+    const middle = { id: 'm', width: 660, height: 300 };
+    assert.deepEqual(placePlot([small, middle, large], small, RULE), {
       mode: 'split-right',
-      ref: 'c'
+      ref: 'l'
     });
   });
 
-  it('places against the pane it is given, whatever its size (a collapsed one too)', () => {
-    assert.deepEqual(tilePlacement({ id: 'z', width: 0, height: 0 }), {
-      mode: 'split-right',
-      ref: 'z'
+  it('opens a tab beside the largest pane when no pane can be halved', () => {
+    const a = { id: 'a', width: 330, height: 210 };
+    const b = { id: 'b', width: 400, height: 300 };
+    assert.deepEqual(placePlot([a, b], a, RULE), {
+      mode: 'tab-after',
+      ref: 'b'
     });
-    assert.deepEqual(tilePlacement({ id: 'y', width: 0, height: 1 }), {
-      mode: 'split-bottom',
-      ref: 'y'
+    // Without an active pane on screen too.
+    assert.deepEqual(placePlot([a, b], null, RULE), {
+      mode: 'tab-after',
+      ref: 'b'
     });
   });
 
-  it('tiles a run of clicks instead of thinning panes out', () => {
-    // Each click splits the pane opened by the one before (it becomes the active pane).
+  it('never leaves a pane below the minimum, however many plots open', () => {
+    // Each plot becomes the active pane; a tab shares its area's box with the pane it joined.
+    for (const [width, height] of [
+      [1300, 900],
+      [1600, 950],
+      [700, 500],
+      [400, 250]
+    ]) {
+      const area = new Area(width, height);
+      let last: string | null = null;
+      const tabs: string[] = [];
+      for (let i = 0; i < 30; i++) {
+        const id = `p${i}`;
+        const visible = [...area.rects.keys()].map(key => area.box(key));
+        const placement = placePlot(
+          visible,
+          last === null ? null : area.box(last),
+          { ...RULE, gapX: 0, gapY: 0 }
+        );
+        if (placement.mode === 'tab-after') {
+          tabs.push(id);
+          last = placement.ref!;
+          continue;
+        }
+        area.place(id, placement.mode, placement.ref ?? null);
+        last = id;
+      }
+      for (const r of area.rects.values()) {
+        assert.ok(
+          r.w >= 320 && r.h >= 200,
+          `${width}x${height}: ${JSON.stringify(r)}`
+        );
+      }
+      assert.ok(tabs.length > 0, 'past the minimum, plots open as tabs');
+    }
+  });
+
+  it('tiles a run of clicks in a large area instead of thinning panes out', () => {
     const area = new Area(1600, 900);
     let last: string | null = null;
     const modes: (string | undefined)[] = [];
     for (const id of ['p0', 'p1', 'p2', 'p3', 'p4']) {
-      const placement = tilePlacement(last === null ? null : area.box(last));
+      const visible = [...area.rects.keys()].map(key => area.box(key));
+      const placement = placePlot(
+        visible,
+        last === null ? null : area.box(last),
+        { ...RULE, gapX: 0, gapY: 0 }
+      );
       modes.push(placement.mode);
       area.place(id, placement.mode, placement.ref ?? null);
       last = id;
@@ -102,10 +193,6 @@ describe('tilePlacement', () => {
       'split-right',
       'split-bottom'
     ]);
-    // No pane is ever thinner than a quarter of the area's width or height.
-    for (const r of area.rects.values()) {
-      assert.ok(r.w >= 1600 / 4 && r.h >= 900 / 4, JSON.stringify(r));
-    }
     assert.deepEqual(area.rects.get('p4'), { x: 1200, y: 675, w: 400, h: 225 });
   });
 });

@@ -69,8 +69,30 @@ describe('KEY_PLOTS', () => {
   it('labels each plot through the translator', () => {
     assert.deepEqual(
       KEY_PLOTS.map(plot => plot.label(trans)),
-      ['«Task Stream»', '«Progress»', '«Worker Memory»', '«Graph»']
+      ['«Task Stream»', '«Progress»', '«Workers Memory»', '«Graph»']
     );
+  });
+
+  it('names each plot as the catalog of the server does (dashdock/sources/catalog.py)', () => {
+    const catalog = readFileSync(
+      resolve(root, 'dashdock/sources/catalog.py'),
+      'utf-8'
+    );
+    // The catalog's featured plots are named by display_name; the key plots are among them.
+    const featured = /^_FEATURED = \(([^)]*)\)/m.exec(catalog);
+    assert.ok(featured, 'catalog.py defines _FEATURED');
+    const names = [...featured[1].matchAll(/"([^"]+)"/g)].map(
+      match => match[1]
+    );
+    const identity = {
+      __: (text: string) => text
+    } as unknown as TranslationBundle;
+    for (const plot of KEY_PLOTS) {
+      const label = plot.label(identity);
+      assert.ok(names.includes(label), `${label} is not a catalog name`);
+      // display_name drops "Individual" from Dask's title, as nameFromPath drops it from the path.
+      assert.equal(label, nameFromPath(plot.path));
+    }
   });
 });
 

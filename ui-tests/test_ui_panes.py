@@ -50,6 +50,8 @@ def test_add_source_and_open_key_plots(browser: Browser, lab: Lab, dask_cluster:
         plot_item(page, name).click()
         expect(pane(page, name)).to_be_visible()
     for name in KEY_PLOTS:
+        # Past the smallest pane size a plot opens as a tab (and pauses while hidden): show it.
+        page.locator(".lm-DockPanel-tabBar .lm-TabBar-tab", has_text=name).click()
         wait_for_bokeh_plot(page, name)
         src = pane(page, name).locator("iframe").get_attribute("src") or ""
         assert f"{lab.base_url}dashdock/proxy/" in src, src
@@ -171,6 +173,8 @@ def test_commands_are_in_the_palette(browser: Browser, lab: Lab) -> None:
     items = page.locator(".lm-CommandPalette-item")
     expect(items.filter(has_text="Add Dask Dashboard Source")).to_have_count(1)
     expect(items.filter(has_text="Open Default Dask Dashboard Layout")).to_have_count(1)
+    # Without a plot, open-plot is the plot picker (ui-tests/test_ui_pane_usability.py drives it).
+    expect(items.filter(has_text="Open Dask Plot…")).to_have_count(1)
     for command in ("dashdock:add-source", "dashdock:open-plot", "dashdock:open-layout"):
         assert page.evaluate(f"() => window.jupyterapp.commands.hasCommand('{command}')")
     page.context.close()

@@ -9,7 +9,9 @@ import type { TranslationBundle } from '@jupyterlab/translation';
  * offers them as chips.
  *
  * #### Notes
- * The `layout` setting's default in schema/panes.json lists the same paths (JSON cannot import).
+ * The `layout` setting's default in schema/panes.json lists the same paths (JSON cannot import),
+ * and each label is the name the server's catalog gives the plot (dashdock/sources/catalog.py), so
+ * a plot has one name everywhere.
  */
 export const KEY_PLOTS: readonly {
   path: string;
@@ -19,7 +21,7 @@ export const KEY_PLOTS: readonly {
   { path: '/individual-progress', label: trans => trans.__('Progress') },
   {
     path: '/individual-workers-memory',
-    label: trans => trans.__('Worker Memory')
+    label: trans => trans.__('Workers Memory')
   },
   { path: '/individual-graph', label: trans => trans.__('Graph') }
 ];
@@ -45,4 +47,22 @@ export function nameFromPath(path: string): string {
     .split('-')
     .map(word => word.charAt(0).toUpperCase() + word.slice(1))
     .join(' ');
+}
+
+/**
+ * The name of a plot group as people read it, in the sidebar and in a client's repr.
+ */
+export function groupLabel(group: string, trans: TranslationBundle): string {
+  switch (group) {
+    case 'tasks':
+      return trans.__('Tasks');
+    case 'memory':
+      return trans.__('Memory');
+    case 'workers':
+      return trans.__('Workers and system');
+    case 'gpu':
+      return trans.__('GPU');
+    default:
+      return trans.__('Other');
+  }
 }

@@ -1,6 +1,6 @@
 /**
- * The commands that open panes: one plot, the default layout, and Dask's own "launch" command
- * (see pane.ts for panes/).
+ * The commands that open panes: one plot (or a picker over all of them), the default layout, and
+ * Dask's own "launch" command (see pane.ts for panes/).
  */
 
 import { TranslationBundle } from '@jupyterlab/translation';
@@ -9,6 +9,7 @@ import { CommandRegistry } from '@lumino/commands';
 import { parseDashboardLink } from '../api/urls';
 import { CommandIDs, IPanePlacement, ISourcesModel } from '../tokens';
 import { PaneManager } from './manager';
+import { pickPlot } from './picker';
 import { RATES } from './rates';
 
 /**
@@ -24,11 +25,13 @@ export function addPaneCommands(
     label: args =>
       args.name
         ? trans.__('Open %1', args.name as string)
-        : trans.__('Open Dask Plot'),
+        : trans.__('Open Dask Plot…'),
     describedBy: {
       args: {
         type: 'object',
-        required: ['source', 'path'],
+        description: trans.__(
+          'Without source and path, a picker over the plots of every source opens.'
+        ),
         properties: {
           source: { type: 'string', description: trans.__('Source id') },
           path: {
@@ -42,6 +45,12 @@ export function addPaneCommands(
             )
           },
           name: { type: 'string' },
+          sourceName: {
+            type: 'string',
+            description: trans.__(
+              "The source's name as last known, shown if the source is gone"
+            )
+          },
           id: { type: 'string' },
           rate: { type: 'number', enum: [...RATES] },
           mode: { type: 'string' },
@@ -54,12 +63,17 @@ export function addPaneCommands(
         // After a reload the restorer runs this before the sidebar has fetched anything.
         await model.refresh().catch(() => undefined);
       }
+      if (!args.source || !args.path) {
+        const choice = await pickPlot(model, trans);
+        return choice ? panes.open(choice) : null;
+      }
       return panes.open(
         {
           source: args.source as string,
           path: args.path as string,
           follows: args.follows as string | undefined,
           name: args.name as string | undefined,
+          sourceName: args.sourceName as string | undefined,
           id: args.id as string | undefined,
           rate: args.rate as number | undefined
         },

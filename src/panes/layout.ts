@@ -5,7 +5,7 @@
 import type { IPanePlacement } from '../tokens';
 
 /**
- * The pane a new one is placed against: its id and its size on screen.
+ * A plot pane on screen: its id and its size.
  */
 export interface IPaneBox {
   id: string;
@@ -14,27 +14,83 @@ export interface IPaneBox {
 }
 
 /**
- * Where a clicked plot goes: beside the main area's content when there is no pane on screen to
- * place it against, else by halving the last active pane along its longer side, so panes tile
- * instead of thinning out.
+ * The smallest pane a plot stays readable in, and what a split costs besides halving.
  */
-export function tilePlacement(last: IPaneBox | null): IPanePlacement {
-  if (!last) {
+export interface ISizeRule {
+  minWidth: number;
+  minHeight: number;
+  /** Pixels a side-by-side split takes between the halves (the splitter). */
+  gapX: number;
+  /** Pixels a top-and-bottom split takes: the splitter plus the new pane's tab bar. */
+  gapY: number;
+}
+
+/**
+ * Whether splitting `box` by `mode` leaves both halves at least the minimum size.
+ */
+export function canHalve(
+  box: IPaneBox,
+  mode: 'split-right' | 'split-bottom',
+  rule: ISizeRule
+): boolean {
+  return mode === 'split-right'
+    ? (box.width - rule.gapX) / 2 >= rule.minWidth &&
+        box.height >= rule.minHeight
+    : (box.height - rule.gapY) / 2 >= rule.minHeight &&
+        box.width >= rule.minWidth;
+}
+
+/**
+ * How `box` can be halved with both halves usable (`canHalve`): along its longer side first, the
+ * other way when only that fits; null when neither split keeps both halves usable.
+ */
+export function halving(
+  box: IPaneBox,
+  rule: ISizeRule
+): 'split-right' | 'split-bottom' | null {
+  const wide = box.width >= box.height;
+  const order: ('split-right' | 'split-bottom')[] = wide
+    ? ['split-right', 'split-bottom']
+    : ['split-bottom', 'split-right'];
+  return order.find(mode => canHalve(box, mode, rule)) ?? null;
+}
+
+/**
+ * Where a clicked plot goes, given the plot panes on screen (`visible`) and the active one
+ * (`last`, when it is on screen).
+ *
+ * - No pane on screen: beside whatever the main area shows.
+ * - Else the active pane is halved, so a run of clicks tiles instead of thinning panes out,
+ * - unless that leaves a half below the minimum: then the largest pane on screen is halved,
+ * - and when no pane can be halved, the plot opens as a tab beside the largest pane, so no pane
+ *   on screen ever gets smaller than the minimum.
+ */
+export function placePlot(
+  visible: readonly IPaneBox[],
+  last: IPaneBox | null,
+  rule: ISizeRule
+): IPanePlacement {
+  if (!visible.length) {
     return { mode: 'split-right' };
   }
-  return {
-    mode: last.width >= last.height ? 'split-right' : 'split-bottom',
-    ref: last.id
-  };
+  const lastMode = last ? halving(last, rule) : null;
+  if (last && lastMode) {
+    return { mode: lastMode, ref: last.id };
+  }
+  const largest = visible.reduce((best, box) =>
+    box.width * box.height > best.width * best.height ? box : best
+  );
+  const mode = halving(largest, rule);
+  return { mode: mode ?? 'tab-after', ref: largest.id };
 }
 
 /**
  * One plot of the default layout: which of its plots (`index`), and where it goes against an
- * earlier one (`ref`, an index) or, when `ref` is null, against the main area.
+ * earlier one (`ref`, an index) or, when `ref` is null, where a clicked plot would go.
  */
 export interface IGridStep {
   index: number;
-  mode: IPanePlacement['mode'];
+  mode: 'split-right' | 'split-bottom';
   ref: number | null;
 }
 
@@ -43,8 +99,9 @@ export interface IGridStep {
  * left, the third to its right, the second below the first, the fourth below the third.
  *
  * #### Notes
- * A plot beyond the fourth has no step: it tiles as a clicked plot does (`tilePlacement`). Every
- * `ref` names a plot opened by an earlier step.
+ * A plot beyond the fourth has no step: it tiles as a clicked plot does (`placePlot`), and so does
+ * a step whose pane cannot be halved (`halving`). Every `ref` names a plot opened by an earlier
+ * step.
  */
 export function gridSteps(count: number): IGridStep[] {
   const grid: IGridStep[] = [

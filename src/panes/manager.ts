@@ -7,12 +7,17 @@ import { IThemeManager, WidgetTracker } from '@jupyterlab/apputils';
 import { TranslationBundle } from '@jupyterlab/translation';
 import { UUID } from '@lumino/coreutils';
 import { IDisposable } from '@lumino/disposable';
+import { MessageLoop } from '@lumino/messaging';
+import type { DockPanel } from '@lumino/widgets';
 
 import { KEY_PLOTS, nameFromPath } from '../api/plots';
 import { IPanePlacement, IPlotPanes, ISourcesModel } from '../tokens';
 import { isDarkTheme } from '../ui/theme';
-import { gridSteps, IPaneBox, tilePlacement } from './layout';
+import { canHalve, gridSteps, IPaneBox, ISizeRule, placePlot } from './layout';
 import { PlotPane } from './pane';
+
+/** The tab bar a split adds, when no tab bar is on screen to measure. */
+const TAB_BAR_HEIGHT = 28;
 
 /**
  * The plot panes of this Lab: `IPlotPanes`, the default layout, and the settings every pane follows.
@@ -28,6 +33,7 @@ export class PaneManager implements IPlotPanes, IDisposable {
     this._trans = options.trans;
     this._themeManager = options.themeManager;
     this._themeManager?.themeChanged.connect(this._applyToPanes, this);
+    this._model.changed.connect(this._updateLabels, this);
   }
 
   /** The open panes; the layout restorer saves and reopens them through it. */
@@ -44,6 +50,7 @@ export class PaneManager implements IPlotPanes, IDisposable {
       return;
     }
     this._themeManager?.themeChanged.disconnect(this._applyToPanes, this);
+    this._model.changed.disconnect(this._updateLabels, this);
     this.tracker.dispose();
   }
 
@@ -59,6 +66,7 @@ export class PaneManager implements IPlotPanes, IDisposable {
       path: options.path,
       follows: options.follows,
       name: options.name || nameFromPath(options.path),
+      sourceName: options.sourceName,
       id: options.id || `dashdock-plot-${UUID.uuid4()}`,
       rate: options.rate ?? this._config.defaultRate,
       hiddenGrace: this._config.hiddenGrace,
@@ -66,14 +74,16 @@ export class PaneManager implements IPlotPanes, IDisposable {
       trans: this._trans
     });
     pane.setDark(this._isDark());
+    // The restorer saves a pane's args when it is added; later changes are saved here.
+    pane.stateChanged.connect(() => void this.tracker.save(pane));
+    pane.disposed.connect(this._updateLabels, this);
     void this.tracker.add(pane);
+    this._updateLabels();
     return pane;
   }
 
   open(options: IPlotPanes.IOptions, placement: IPanePlacement = {}): PlotPane {
-    const { mode, ref } = placement.mode
-      ? placement
-      : tilePlacement(this._lastPaneBox());
+    const { mode, ref } = placement.mode ? placement : this._placement();
     const pane = this.create(options);
     this._shell.add(pane, 'main', { mode, ref: ref ?? null });
     this._shell.activateById(pane.id);
@@ -81,41 +91,90 @@ export class PaneManager implements IPlotPanes, IDisposable {
   }
 
   /**
-   * Open the plots of the `layout` setting that `source` offers: the first four as a grid
-   * (`gridSteps`), the others tiled after them.
+   * Show the plots of the `layout` setting that `source` offers. When none of them is open, the
+   * first four go as a grid (`gridSteps`) and the others tile after them; otherwise the open ones
+   * are brought to the front and the missing ones tile, so nothing is opened twice.
    */
   async openLayout(source: string): Promise<PlotPane[]> {
     const offered = await this._model.plots(source);
     const plots = this._config.layout
       .map(path => offered.find(plot => plot.path === path))
       .filter((plot): plot is NonNullable<typeof plot> => !!plot);
+    const options = plots.map(plot => ({
+      source,
+      path: plot.path,
+      name: plot.name
+    }));
+    const existing = plots.map(plot =>
+      this.tracker.find(
+        pane => pane.source === source && pane.path === plot.path
+      )
+    );
+    if (existing.some(pane => pane)) {
+      existing.forEach(pane => pane && this._shell.activateById(pane.id));
+      return options.map(
+        (option, index) => existing[index] ?? this.open(option)
+      );
+    }
     const steps = gridSteps(plots.length);
     const opened = new Map<number, PlotPane>();
     for (const { index, mode, ref } of steps) {
-      const plot = plots[index];
-      const refId = ref === null ? undefined : opened.get(ref)?.id;
-      opened.set(
-        index,
-        this.open(
-          { source, path: plot.path, name: plot.name },
-          { mode, ref: refId }
-        )
-      );
+      const refPane = ref === null ? undefined : opened.get(ref);
+      const box = refPane && this._box(refPane);
+      // A grid cell that would be too small tiles as a click would instead.
+      const placement =
+        box && canHalve(box, mode, this._sizeRule(refPane))
+          ? { mode, ref: box.id }
+          : {};
+      opened.set(index, this.open(options[index], placement));
     }
-    plots
-      .slice(steps.length)
-      .forEach(plot => this.open({ source, path: plot.path, name: plot.name }));
-    return [...opened.values()];
+    return options.map(
+      (option, index) => opened.get(index) ?? this.open(option)
+    );
   }
 
-  /** The last active pane's box, when it is on screen to be split. */
-  private _lastPaneBox(): IPaneBox | null {
-    const last = this.tracker.currentWidget;
-    if (!last || !last.isAttached) {
-      return null;
-    }
-    const { width, height } = last.node.getBoundingClientRect();
-    return { id: last.id, width, height };
+  /** Where a plot goes when its caller did not say: by `placePlot`, against the panes on screen. */
+  private _placement(): IPanePlacement {
+    MessageLoop.flush(); // see _box
+    const visible = this.tracker.filter(pane => pane.isVisible);
+    const current = this.tracker.currentWidget;
+    const last = current?.isVisible ? this._box(current) : null;
+    return placePlot(
+      visible.map(pane => this._box(pane)),
+      last,
+      this._sizeRule(visible[0])
+    );
+  }
+
+  private _box(pane: PlotPane): IPaneBox {
+    // Lay out what earlier calls added (the dock fits itself in a later frame), so sizes are real.
+    MessageLoop.flush();
+    const { width, height } = pane.node.getBoundingClientRect();
+    return { id: pane.id, width, height };
+  }
+
+  /** The minimum size, and what a split costs in the dock the panes are in. */
+  private _sizeRule(pane: PlotPane | undefined): ISizeRule {
+    const dock = pane?.parent as Partial<DockPanel> | null | undefined;
+    const spacing = dock?.spacing ?? 4;
+    const tabBar = pane?.node.parentElement?.querySelector(
+      ':scope > .lm-DockPanel-tabBar'
+    );
+    const tabBarHeight =
+      tabBar?.getBoundingClientRect().height || TAB_BAR_HEIGHT;
+    return {
+      minWidth: this._config.minWidth,
+      minHeight: this._config.minHeight,
+      gapX: spacing,
+      gapY: spacing + tabBarHeight
+    };
+  }
+
+  /** Tabs name their source when panes of more than one source are open. */
+  private _updateLabels(): void {
+    const shown = this.tracker.filter(pane => !pane.isDisposed);
+    const sources = new Set(shown.map(pane => pane.healthSource));
+    shown.forEach(pane => pane.setShowSource(sources.size > 1));
   }
 
   private _isDark(): boolean {
@@ -137,7 +196,9 @@ export class PaneManager implements IPlotPanes, IDisposable {
     layout: KEY_PLOTS.map(plot => plot.path),
     hiddenGrace: 5,
     defaultRate: 0,
-    followTheme: true
+    followTheme: true,
+    minWidth: 320,
+    minHeight: 200
   };
 }
 
@@ -159,5 +220,8 @@ export namespace PaneManager {
     defaultRate: number;
     /** Whether plots are drawn dark when the Lab theme is dark. */
     followTheme: boolean;
+    /** The smallest pane (pixels) that opening a plot may leave on screen. */
+    minWidth: number;
+    minHeight: number;
   }
 }

@@ -4,20 +4,23 @@
  * rates.ts). May import api/, ui/ and tokens.ts; not the other feature directories.
  */
 
-import { MainAreaWidget, ToolbarButton } from '@jupyterlab/apputils';
+import { MainAreaWidget } from '@jupyterlab/apputils';
 import { TranslationBundle } from '@jupyterlab/translation';
 import { launchIcon, refreshIcon } from '@jupyterlab/ui-components';
 import { Message } from '@lumino/messaging';
+import { ISignal, Signal } from '@lumino/signaling';
 import { Widget } from '@lumino/widgets';
 
 import { proxyURL, setPaneState } from '../api/client';
 import { ISourcesModel } from '../tokens';
 import { DashboardFrame } from '../ui/frame';
 import { HiddenSuspender } from '../ui/visibility';
+import { toolbarButton } from './buttons';
 import { RATES } from './rates';
 
 const PANE_CLASS = 'jp-dashdock-PlotPane';
 const STATUS_CLASS = 'jp-dashdock-PaneStatus';
+const STALE_CLASS = 'jp-dashdock-PaneStale';
 
 /** After this long down, "reconnecting" becomes "scheduler gone" (the checks go on). */
 const GONE_AFTER_MS = 60_000;
@@ -42,8 +45,10 @@ const STATUSES: PaneStatus[] = [
  *
  * #### Notes
  * The pane follows its source's health from the shared sources model: when the scheduler goes
- * away it shows "reconnecting", and when it answers again (or a relay reported it lost) it reloads
- * by itself. While hidden longer than a grace period it asks the server to stop its relays.
+ * away it shows "reconnecting" and marks the plot it still shows as stale, and when it answers
+ * again (or a relay reported it lost) it reloads by itself. While hidden longer than a grace period
+ * it asks the server to stop its relays. It remembers its source's name, so a pane whose source is
+ * gone still says which one it showed.
  */
 export class PlotPane extends MainAreaWidget<DashboardFrame> {
   constructor(options: PlotPane.IOptions) {
@@ -55,6 +60,7 @@ export class PlotPane extends MainAreaWidget<DashboardFrame> {
     this._healthSource = options.follows ?? options.source;
     this.path = options.path;
     this.id = options.id;
+    this.plotName = options.name;
     this._model = options.model;
     this._trans = options.trans;
     this._rate = RATES.includes(options.rate) ? options.rate : 0;
@@ -74,7 +80,7 @@ export class PlotPane extends MainAreaWidget<DashboardFrame> {
         this._render();
       }
     });
-    this.title.label = options.name;
+    this._sourceName = this._knownSourceName() ?? options.sourceName ?? null;
     this.title.closable = true;
     this.node.dataset.dashdockPath = options.path;
     this.node.dataset.dashdockSource = options.source;
@@ -87,27 +93,34 @@ export class PlotPane extends MainAreaWidget<DashboardFrame> {
     const trans = options.trans;
     this._status.addClass(STATUS_CLASS);
     this._status.node.setAttribute('role', 'status');
-    this._pauseButton = new ToolbarButton({
+    const pause = toolbarButton({
       className: 'jp-dashdock-PaneStatus-pause',
       label: trans.__('Pause'),
       tooltip: trans.__('Freeze this plot at the current instant'),
       onClick: () => this.setPaused(!this._paused)
     });
+    this._pauseButton = pause.node as HTMLButtonElement;
+    this._stale.className = STALE_CLASS;
+    this._stale.hidden = true;
+    // Over the frame only, so the toolbar (status, reload) stays usable while the plot is stale.
+    this.content.node.appendChild(this._stale);
     this.toolbar.addItem('status', this._status);
-    this.toolbar.addItem('pause', this._pauseButton);
+    this.toolbar.addItem('pause', pause);
     this.toolbar.addItem('rate', this._rateControl());
     this.toolbar.addItem(
       'reload',
-      new ToolbarButton({
+      toolbarButton({
         icon: refreshIcon,
+        label: trans.__('Reload'),
         tooltip: trans.__('Reload this plot'),
         onClick: () => this.reload()
       })
     );
     this.toolbar.addItem(
       'open-tab',
-      new ToolbarButton({
+      toolbarButton({
         icon: launchIcon,
+        label: trans.__('Open in a browser tab'),
         tooltip: trans.__('Open this plot in a browser tab'),
         onClick: () =>
           window.open(
@@ -127,6 +140,31 @@ export class PlotPane extends MainAreaWidget<DashboardFrame> {
   readonly follows: string | null;
   /** The plot's path on the dashboard, e.g. `/individual-task-stream`. */
   readonly path: string;
+  /** The plot's name, e.g. "Task Stream"; the tab adds the source's name when needed. */
+  readonly plotName: string;
+
+  /** The source's name as last known; its id (or target) when it was never known. */
+  get sourceName(): string {
+    return this._sourceName ?? this._healthSource;
+  }
+
+  /** The source whose health the pane follows: panes showing the same one show the same source. */
+  get healthSource(): string {
+    return this._healthSource;
+  }
+
+  /** Emitted when something the layout restorer saves changed (the rate, the source's name). */
+  get stateChanged(): ISignal<this, void> {
+    return this._stateChanged;
+  }
+
+  /** Whether the tab names the source too (when panes of more than one source are open). */
+  setShowSource(show: boolean): void {
+    if (show !== this._showSource) {
+      this._showSource = show;
+      this._render();
+    }
+  }
 
   /** Seconds between redraws (0 is live). */
   get rate(): number {
@@ -172,6 +210,7 @@ export class PlotPane extends MainAreaWidget<DashboardFrame> {
     this._rate = rate;
     void this._sendState();
     this._render();
+    this._stateChanged.emit();
   }
 
   setHiddenGrace(seconds: number): void {
@@ -193,6 +232,7 @@ export class PlotPane extends MainAreaWidget<DashboardFrame> {
     this._hidden.dispose();
     window.clearInterval(this._countdown);
     this._model.changed.disconnect(this._onSourcesChanged, this);
+    Signal.clearData(this);
     super.dispose();
   }
 
@@ -221,7 +261,19 @@ export class PlotPane extends MainAreaWidget<DashboardFrame> {
     );
   }
 
+  /** The name the sources model gives the followed source now, if it knows it. */
+  private _knownSourceName(): string | null {
+    return (
+      this._model.sources.find(s => s.id === this._healthSource)?.name ?? null
+    );
+  }
+
   private _onSourcesChanged(): void {
+    const name = this._knownSourceName();
+    if (name !== null && name !== this._sourceName) {
+      this._sourceName = name;
+      this._stateChanged.emit();
+    }
     const source = this._model.sources.find(s => s.id === this._healthSource);
     const down = source?.health.status === 'down';
     if (down && !this._wasDown) {
@@ -265,11 +317,10 @@ export class PlotPane extends MainAreaWidget<DashboardFrame> {
     const trans = this._trans;
     const status = this.status;
     const source = this._model.sources.find(s => s.id === this._healthSource);
-    this.title.caption = trans.__(
-      '%1 — %2',
-      this.title.label,
-      source?.name ?? this.source
-    );
+    this.title.label = this._showSource
+      ? trans.__('%1 · %2', this.plotName, this.sourceName)
+      : this.plotName;
+    this.title.caption = trans.__('%1 — %2', this.plotName, this.sourceName);
     const seconds = Math.max(
       0,
       Math.ceil((this._model.nextCheck - Date.now()) / 1000)
@@ -287,22 +338,31 @@ export class PlotPane extends MainAreaWidget<DashboardFrame> {
     };
     // The status leads the toolbar (the last items overflow first in narrow panes), and the
     // tab carries it too, so a pane behind another tab still shows that its scheduler is away.
-    this._status.node.textContent = `${source?.name ?? this.source} · ${labels[status]}`;
+    this._status.node.textContent = trans.__(
+      '%1 · %2',
+      this.sourceName,
+      labels[status]
+    );
     this._status.node.title = source?.health.message ?? '';
     this.node.dataset.status = status;
     for (const name of STATUSES) {
       this._status.toggleClass(`jp-mod-${name}`, name === status);
     }
     this.title.className = `jp-dashdock-PaneTab jp-mod-${status}`;
-    this._pauseButton.node.dataset.paused = String(this._paused);
-    const button = this._pauseButton.node.querySelector(
-      '.jp-ToolbarButtonComponent-label'
-    );
-    if (button) {
-      button.textContent = this._paused
-        ? trans.__('Resume')
-        : trans.__('Pause');
-    }
+    this._pauseButton.dataset.paused = String(this._paused);
+    this._pauseButton.textContent = this._paused
+      ? trans.__('Resume')
+      : trans.__('Pause');
+    this._pauseButton.title = this._paused
+      ? trans.__('Show this plot live again')
+      : trans.__('Freeze this plot at the current instant');
+    // The plot on screen is the last one drawn before the scheduler went away: say so over it.
+    const stale = status === 'reconnecting' || status === 'gone';
+    this.toggleClass('jp-mod-stale', stale);
+    this._stale.hidden = !stale;
+    this._stale.textContent = stale
+      ? trans.__('Stale: %1', labels[status])
+      : '';
     // Count down to the next check while the scheduler is away; nothing ticks while it is up.
     const waiting =
       status === 'reconnecting' || (status === 'gone' && !!source);
@@ -318,7 +378,11 @@ export class PlotPane extends MainAreaWidget<DashboardFrame> {
   private _healthSource: string;
   private _trans: TranslationBundle;
   private _status = new Widget();
-  private _pauseButton: ToolbarButton;
+  private _stale = document.createElement('div');
+  private _pauseButton: HTMLButtonElement;
+  private _sourceName: string | null;
+  private _showSource = false;
+  private _stateChanged = new Signal<this, void>(this);
   private _hidden: HiddenSuspender;
   private _rate: number;
   private _paused = false;
@@ -334,6 +398,8 @@ export namespace PlotPane {
     path: string;
     follows?: string;
     name: string;
+    /** The source's name as last known (a restored pane whose source may be gone). */
+    sourceName?: string;
     id: string;
     rate: number;
     hiddenGrace: number;

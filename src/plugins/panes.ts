@@ -73,7 +73,8 @@ export const panesPlugin: JupyterFrontEndPlugin<IPlotPanes> = {
         source: pane.source,
         path: pane.path,
         ...(pane.follows ? { follows: pane.follows } : {}),
-        name: pane.title.label,
+        name: pane.plotName,
+        sourceName: pane.sourceName,
         id: pane.id,
         rate: pane.rate
       }),
@@ -90,7 +91,9 @@ export const panesPlugin: JupyterFrontEndPlugin<IPlotPanes> = {
               defaultRate: rateFromSetting(
                 settings.get('defaultRate').composite as string
               ),
-              followTheme: settings.get('followTheme').composite as boolean
+              followTheme: settings.get('followTheme').composite as boolean,
+              minWidth: settings.get('minPaneWidth').composite as number,
+              minHeight: settings.get('minPaneHeight').composite as number
             });
           apply();
           settings.changed.connect(apply);
