@@ -17,6 +17,7 @@ import dask.config
 import psutil
 import pytest
 from _support import Jupyter
+from distributed import Client
 
 # Starting a cluster (a host process, a scheduler and a worker process) takes seconds on a busy machine.
 START = 90.0
@@ -166,6 +167,30 @@ async def test_a_cluster_started_scaled_adapted_and_stopped_through_the_api(jupy
         return not alive(processes)
 
     assert await eventually(processes_ended, 30), alive(processes)
+
+
+async def test_a_cluster_lists_the_tasks_its_scheduler_has_not_finished(jupyter: Jupyter) -> None:
+    # What the sidebar asks about before shutting a cluster down: a fresh cluster has no work.
+    code, cluster = await jupyter.api("POST", "clusters", {"workers": 1})
+    assert code == 201, cluster
+    cluster_id = cluster["id"]
+    assert cluster["tasks"] == 0
+
+    # A notebook submits work that takes a while: the listing counts it (running and waiting).
+    async with Client(cluster["scheduler"], asynchronous=True) as client:
+        futures = client.map(time.sleep, [30] * 3, pure=False)
+        busy = await eventually(lambda: listed_with(jupyter, cluster_id, tasks=3), START)
+        assert busy, await clusters(jupyter)
+        code, detail = await jupyter.api("GET", f"clusters/{cluster_id}")
+        assert detail["tasks"] == 3
+
+        # Cancelled, the work is gone from the scheduler, and from the listing.
+        await client.cancel(futures)
+        assert await eventually(lambda: listed_with(jupyter, cluster_id, tasks=0), START), await clusters(
+            jupyter
+        )
+    code, _ = await jupyter.api("DELETE", f"clusters/{cluster_id}")
+    assert code == 204
 
 
 # -- what the API refuses ---------------------------------------------------------------------

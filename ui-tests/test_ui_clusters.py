@@ -103,9 +103,10 @@ def test_the_cluster_limits_show_and_a_scale_beyond_them_says_why(browser: Brows
     workers = card.locator("dd").nth(1).inner_text()
     card.locator('input[name="workers"]').fill(str(max_workers + 1))
     card.locator('button[data-action="scale"]').click()
-    error = section.locator(".jp-dashdock-Clusters-error")
+    error = card.locator(".jp-dashdock-ClusterCard-error")
     expect(error).to_contain_text(f"limit of {max_workers} workers per cluster")
     expect(error).to_contain_text("max_workers")
+    expect(section.locator(".jp-dashdock-Clusters-error")).to_be_hidden()
     expect(card.locator("dd").nth(1)).to_have_text(workers)
     screenshot(page, "cluster-limits")
 

@@ -31,7 +31,12 @@ def _import_class(path: str) -> type:
     return getattr(importlib.import_module(module_name), class_name)
 
 
-def _info(cluster: Any) -> dict[str, Any]:
+# Task states that shutting a cluster down would lose (Dask's scheduler-side states).
+_UNFINISHED = ("waiting", "no-worker", "queued", "processing")
+_TASKS_TIMEOUT = 5.0
+
+
+async def _info(cluster: Any) -> dict[str, Any]:
     workers = cluster.scheduler_info.get("workers", {}) if cluster.scheduler_info else {}
     return {
         "scheduler": cluster.scheduler_address,
@@ -39,7 +44,28 @@ def _info(cluster: Any) -> dict[str, Any]:
         "workers": len(workers),
         "threads": sum(w.get("nthreads", 0) for w in workers.values()),
         "memory": sum(w.get("memory_limit", 0) or 0 for w in workers.values()),
+        "tasks": await _unfinished_tasks(cluster),
     }
+
+
+async def _unfinished_tasks(cluster: Any) -> int | None:
+    """How many tasks the scheduler has not finished (so the sidebar asks before a shut down);
+    None when the scheduler cannot tell."""
+    groups = getattr(getattr(cluster, "scheduler", None), "task_groups", None)
+    if isinstance(groups, dict):
+        # The scheduler runs on this process's loop (a LocalCluster): its own counts, exact and cheap
+        # (one entry per task group, not per task).
+        return sum(group.states.get(state, 0) for group in list(groups.values()) for state in _UNFINISHED)
+    comm = getattr(cluster, "scheduler_comm", None)
+    if comm is None:
+        return None
+    try:
+        # A remote scheduler (a SpecCluster's in another process or on another host): its per-prefix
+        # counts, which leave out queued and no-worker tasks (Dask does not send them).
+        prefixes = await asyncio.wait_for(comm.get_task_prefix_states(), _TASKS_TIMEOUT)
+    except Exception:  # an unanswered count must not fail the command it rides on
+        return None
+    return sum(counts.get("processing", 0) + counts.get("waiting", 0) for counts in prefixes.values())
 
 
 async def _serve() -> None:
@@ -49,7 +75,7 @@ async def _serve() -> None:
     host = _Host(json.loads(await reader.readline()))
     await host.create(host.spec.get("workers"), host.spec.get("adapt"))
     try:
-        _emit({"event": "started", "info": _info(host.cluster)})
+        _emit({"event": "started", "info": await _info(host.cluster)})
         await host.serve(reader)
     finally:
         await host.cluster.close()
@@ -85,7 +111,7 @@ class _Host:
                     _emit({"id": command["id"], "ok": True})
                     return
                 await self._run(command)
-                _emit({"id": command["id"], "ok": True, "info": _info(self.cluster)})
+                _emit({"id": command["id"], "ok": True, "info": await _info(self.cluster)})
             except Exception as exc:  # any failure is reported to the server, never fatal
                 _emit({"id": command["id"], "error": f"{type(exc).__name__}: {exc}"})
 

@@ -34,7 +34,10 @@ def parse_adapt(value: object) -> dict[str, int]:
     minimum = parse_count(value.get("minimum", 0), "adapt.minimum")
     maximum = parse_count(value.get("maximum"), "adapt.maximum")
     if minimum > maximum:
-        raise Invalid("'adapt.minimum' cannot be larger than 'adapt.maximum'.")
+        raise Invalid(
+            "The minimum number of workers cannot be larger than the maximum "
+            "('adapt.minimum' > 'adapt.maximum')."
+        )
     return {"minimum": minimum, "maximum": maximum}
 
 

@@ -62,6 +62,8 @@ class ManagedCluster:
             "threads": self.info.get("threads", 0),
             "memory": self.info.get("memory", 0),
             "adapt": self.adapt,
+            # Unfinished tasks on the scheduler as last asked (None: it cannot tell).
+            "tasks": self.info.get("tasks"),
             "source": self.id if self.status == "running" and self.info.get("dashboard") else None,
         }
 

@@ -45,6 +45,8 @@ export interface ICluster {
   threads: number;
   memory: number;
   adapt: { minimum: number; maximum: number } | null;
+  /** Tasks its scheduler has not finished, as last asked; null when it cannot tell. */
+  tasks: number | null;
   /** The source id of its dashboard, once running. */
   source: string | null;
 }
@@ -65,6 +67,8 @@ export interface IPlot {
   name: string;
   group: string;
   path: string;
+  /** What the plot shows, in one sentence (the server's catalog writes it). */
+  description: string;
   url: string;
 }
 

@@ -11,23 +11,31 @@ import { element } from '../ui/dom';
 import { formatBytes } from '../ui/format';
 import { clientCodeMimeData } from './code';
 
+/** What a card's size controls ask for. */
+export type SizeAction = 'scale' | 'adapt';
+
 /**
  * A cluster's card, built once and updated in place.
  *
  * #### Notes
- * The worker counts are inputs the user types in: an update never rewrites them (they start at
- * the cluster's size), so typed numbers and the focus survive the poll. Dragging the card's header
- * into a notebook inserts the code that connects to the cluster. Buttons carry a `data-action`
- * that the section acts on.
+ * The worker counts are inputs: each follows the cluster (the Scale field shows its size) until
+ * the user types in it, then keeps what was typed, so typed numbers and the focus survive the
+ * poll; it follows again once its action went through (`settle`) or after Escape. Enter in a field
+ * runs its action. The card shows the failure of its last action, or what is wrong with the typed
+ * numbers, and any edit clears it. Dragging the card's header into a notebook inserts the code
+ * that connects to the cluster. Buttons carry a `data-action` that the section acts on; while an
+ * operation runs they are marked `aria-disabled` rather than disabled, so the focus stays put.
  */
 export class ClusterCard {
   constructor(
     cluster: ICluster,
     limits: IClusterLimits | null,
-    trans: TranslationBundle
+    trans: TranslationBundle,
+    options: ClusterCard.IOptions = {}
   ) {
     this._cluster = cluster;
     this._trans = trans;
+    this._onEdit = options.onEdit;
     this.node = element('div', 'jp-dashdock-ClusterCard');
     this.node.dataset.clusterId = cluster.id;
 
@@ -44,25 +52,59 @@ export class ClusterCard {
     });
 
     this._facts = element('dl', 'jp-dashdock-ClusterCard-facts', this.node);
+    this._error = element('div', 'jp-dashdock-ClusterCard-error', this.node);
+    this._error.setAttribute('role', 'alert');
+
     const scale = element('div', 'jp-dashdock-ClusterCard-row', this.node);
-    this._workers = Private.numberInput('workers', cluster.workers, scale);
-    Private.button(trans.__('Scale'), 'scale', scale);
+    this._workers = this._field(trans.__('Workers'), 'workers', 'scale', scale);
+    this._button(
+      trans.__('Scale'),
+      trans.__('Run this many workers, and stop adapting'),
+      'scale',
+      scale
+    );
     const adapt = element('div', 'jp-dashdock-ClusterCard-row', this.node);
-    this._minimum = Private.numberInput(
-      'minimum',
-      cluster.adapt?.minimum ?? 0,
+    this._minimum = this._field(trans.__('Minimum'), 'minimum', 'adapt', adapt);
+    this._maximum = this._field(trans.__('Maximum'), 'maximum', 'adapt', adapt);
+    this._button(
+      trans.__('Adapt'),
+      trans.__(
+        'Let Dask add and remove workers between the minimum and the maximum'
+      ),
+      'adapt',
       adapt
     );
-    const maximum =
-      cluster.adapt?.maximum ??
-      Math.min(Math.max(cluster.workers, 1), limits?.max_workers ?? Infinity);
-    this._maximum = Private.numberInput('maximum', maximum, adapt);
-    Private.button(trans.__('Adapt'), 'adapt', adapt);
     const actions = element('div', 'jp-dashdock-ClusterCard-row', this.node);
-    Private.button(trans.__('Layout'), 'layout', actions);
-    Private.button(trans.__('Insert code'), 'insert', actions);
-    Private.button(trans.__('Restart'), 'restart', actions);
-    Private.button(trans.__('Shut down'), 'stop', actions, 'jp-mod-warn');
+    this._button(
+      trans.__('Layout'),
+      trans.__('Open the key plots of this cluster as panes'),
+      'layout',
+      actions
+    );
+    this._button(
+      trans.__('Insert code'),
+      trans.__(
+        'Insert the code that connects to this cluster into the active notebook or console'
+      ),
+      'insert',
+      actions
+    );
+    this._button(
+      trans.__('Restart'),
+      trans.__(
+        'Replace the scheduler and workers with fresh ones of the same size'
+      ),
+      'restart',
+      actions
+    );
+    this._button(
+      trans.__('Shut down'),
+      trans.__('Stop this cluster and its workers'),
+      'stop',
+      actions,
+      'jp-mod-warn'
+    );
+    this._follow(limits);
   }
 
   /** The card's root, a child of the Clusters section. */
@@ -78,16 +120,62 @@ export class ClusterCard {
   }
 
   /**
-   * Show the cluster as last listed; `busy` while an operation on it is under way.
+   * Whether the numbers for `action` can be sent; when not, the card says why and marks them.
+   *
+   * #### Notes
+   * Only what the card knows for sure is checked here (a whole number, minimum not above
+   * maximum); the server's limit is the server's to state, with the setting that raises it.
+   */
+  check(action: SizeAction): boolean {
+    const trans = this._trans;
+    const inputs =
+      action === 'scale' ? [this._workers] : [this._minimum, this._maximum];
+    let problem = '';
+    // What a number input holds as typed ('' when the browser cannot read it as a number).
+    const wrong = inputs.filter(input => !/^\d+$/.test(input.value.trim()));
+    if (wrong.length) {
+      problem = trans.__('Type a whole number of workers, 0 or more.');
+    } else if (
+      action === 'adapt' &&
+      this.requested.minimum > this.requested.maximum
+    ) {
+      problem = trans.__(
+        'The minimum number of workers cannot be larger than the maximum.'
+      );
+      wrong.push(this._minimum, this._maximum);
+    }
+    if (problem) {
+      wrong.forEach(input => input.setAttribute('aria-invalid', 'true'));
+      this._problem = problem;
+      this._showError();
+      return false;
+    }
+    return true;
+  }
+
+  /** The action on these fields went through: they follow the cluster again. */
+  settle(action: SizeAction): void {
+    const inputs =
+      action === 'scale' ? [this._workers] : [this._minimum, this._maximum];
+    inputs.forEach(input => this._edited.delete(input));
+    this._follow(this._limits);
+  }
+
+  /**
+   * Show the cluster as last listed; `busy` while an operation on it is under way, `error` the
+   * failure of its last one.
    */
   update(
     cluster: ICluster,
     busy: boolean,
-    limits: IClusterLimits | null
+    limits: IClusterLimits | null,
+    error = ''
   ): void {
     const trans = this._trans;
     this._cluster = cluster;
+    this._failure = error;
     this.node.classList.toggle('jp-mod-busy', busy);
+    this.node.setAttribute('aria-busy', String(busy));
     this._name.textContent = cluster.name;
     this._status.className = `jp-dashdock-ClusterCard-status jp-mod-${cluster.status}`;
     this._status.textContent = busy
@@ -118,34 +206,108 @@ export class ClusterCard {
         return [term, detail];
       })
     );
-    // The browser marks a number over the limit as invalid; the server refuses it and says why.
-    const max = limits?.max_workers;
-    const upTo = (label: string) =>
-      max === undefined ? label : trans.__('%1 (at most %2)', label, max);
-    Private.label(this._workers, upTo(trans.__('Workers')), max);
-    Private.label(this._minimum, upTo(trans.__('Minimum workers')), max);
-    Private.label(this._maximum, upTo(trans.__('Maximum workers')), max);
-    const enabled = !busy && cluster.status === 'running';
+    this._follow(limits);
+    this._showError();
+    const running = cluster.status === 'running';
     this.node
       .querySelectorAll<HTMLButtonElement | HTMLInputElement>('button, input')
       .forEach(control => {
-        control.disabled = !enabled;
+        control.disabled = !running;
       });
+    this.node
+      .querySelectorAll<HTMLButtonElement>('button')
+      .forEach(button => button.setAttribute('aria-disabled', String(busy)));
   }
 
-  private _cluster: ICluster;
-  private _trans: TranslationBundle;
-  private _name: HTMLElement;
-  private _status: HTMLElement;
-  private _facts: HTMLElement;
-  private _workers: HTMLInputElement;
-  private _minimum: HTMLInputElement;
-  private _maximum: HTMLInputElement;
-}
+  /** Put the cluster's numbers in the fields the user is not editing; hold them to the limit. */
+  private _follow(limits: IClusterLimits | null): void {
+    const trans = this._trans;
+    const cluster = this._cluster;
+    this._limits = limits;
+    const max = limits?.max_workers;
+    const values: [HTMLInputElement, number, string][] = [
+      [this._workers, cluster.workers, trans.__('Workers to scale to')],
+      [
+        this._minimum,
+        cluster.adapt?.minimum ?? 0,
+        trans.__('Fewest workers while adapting')
+      ],
+      [
+        this._maximum,
+        cluster.adapt?.maximum ??
+          Math.min(Math.max(cluster.workers, 1), max ?? Infinity),
+        trans.__('Most workers while adapting')
+      ]
+    ];
+    for (const [input, value, tooltip] of values) {
+      if (!this._edited.has(input)) {
+        input.value = String(value);
+        input.removeAttribute('aria-invalid');
+      }
+      // The browser marks a number over the limit as invalid; the server refuses it and says why.
+      input.title =
+        max === undefined ? tooltip : trans.__('%1 (at most %2)', tooltip, max);
+      if (max === undefined) {
+        input.removeAttribute('max');
+      } else {
+        input.max = String(max);
+      }
+    }
+  }
 
-namespace Private {
-  export function button(
+  private _showError(): void {
+    const text = this._problem || this._failure;
+    this._error.textContent = text;
+    this._error.hidden = !text;
+  }
+
+  /** A number input with a visible label, for `action`'s numbers. */
+  private _field(
     label: string,
+    name: string,
+    action: SizeAction,
+    parent: HTMLElement
+  ): HTMLInputElement {
+    const field = element('label', 'jp-dashdock-ClusterCard-field', parent);
+    element('span', 'jp-dashdock-ClusterCard-label', field).textContent = label;
+    const input = element(
+      'input',
+      'jp-dashdock-ClusterCard-number jp-mod-styled',
+      field
+    );
+    input.type = 'number';
+    input.min = '0';
+    input.step = '1';
+    input.name = name;
+    input.addEventListener('input', () => {
+      this._edited.add(input);
+      // The problem found before sending may have been about several fields: it is gone with it.
+      this.node
+        .querySelectorAll('input')
+        .forEach(field => field.removeAttribute('aria-invalid'));
+      this._problem = '';
+      this._failure = '';
+      this._showError();
+      this._onEdit?.(this._cluster.id);
+    });
+    input.addEventListener('keydown', (event: KeyboardEvent) => {
+      if (event.key === 'Enter') {
+        event.preventDefault();
+        this.node
+          .querySelector<HTMLButtonElement>(`button[data-action="${action}"]`)
+          ?.click();
+      } else if (event.key === 'Escape' && this._edited.delete(input)) {
+        // Back to the cluster's own number; Escape goes no further (it would leave the sidebar).
+        event.stopPropagation();
+        this._follow(this._limits);
+      }
+    });
+    return input;
+  }
+
+  private _button(
+    label: string,
+    tooltip: string,
     action: string,
     parent: HTMLElement,
     extraClass = ''
@@ -157,41 +319,36 @@ namespace Private {
     );
     node.dataset.action = action;
     node.textContent = label;
+    node.title = tooltip;
     return node;
   }
 
-  export function numberInput(
-    name: string,
-    value: number,
-    parent: HTMLElement
-  ): HTMLInputElement {
-    const input = element(
-      'input',
-      'jp-dashdock-ClusterCard-number jp-mod-styled',
-      parent
-    );
-    input.type = 'number';
-    input.min = '0';
-    input.name = name;
-    input.value = String(value);
-    return input;
-  }
+  private _cluster: ICluster;
+  private _limits: IClusterLimits | null = null;
+  private _trans: TranslationBundle;
+  private _onEdit?: (id: string) => void;
+  private _name: HTMLElement;
+  private _status: HTMLElement;
+  private _facts: HTMLElement;
+  private _error: HTMLElement;
+  private _workers: HTMLInputElement;
+  private _minimum: HTMLInputElement;
+  private _maximum: HTMLInputElement;
+  private _edited = new Set<HTMLInputElement>();
+  /** What is wrong with the typed numbers, found before sending. */
+  private _problem = '';
+  /** The failure of the card's last action, from the model. */
+  private _failure = '';
+}
 
-  /** Name a number input and hold it to the server's limit. */
-  export function label(
-    input: HTMLInputElement,
-    text: string,
-    max: number | undefined
-  ): void {
-    input.setAttribute('aria-label', text);
-    input.title = text;
-    if (max === undefined) {
-      input.removeAttribute('max');
-    } else {
-      input.max = String(max);
-    }
+export namespace ClusterCard {
+  export interface IOptions {
+    /** The user changed a number: the failure shown for this cluster is out of date. */
+    onEdit?: (id: string) => void;
   }
+}
 
+namespace Private {
   export function statusLabel(
     status: string,
     trans: TranslationBundle

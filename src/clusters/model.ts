@@ -19,12 +19,17 @@ import {
 import { ICluster, IClusterLimits } from '../api/types';
 import { IClustersModel } from '../tokens';
 
+/** The key of a cluster being started, in `busy` and `errors`. */
+const NEW = 'new';
+
 /**
  * The managed clusters, kept fresh by a poll that stands by while Lab is hidden.
  *
  * #### Notes
- * Failures never throw to the caller: they land in `error`, which the sidebar shows, because a
- * cluster that cannot start must leave Lab working and say why.
+ * Failures never throw to the caller, because a cluster that cannot start must leave Lab working
+ * and say why: a failure to start lands in `error` (the section shows it), one of an operation on
+ * a cluster in `errors` under its id (its card shows it). Any success clears the failure to start,
+ * and a success on a cluster clears that cluster's.
  */
 export class ClustersModel implements IClustersModel, IDisposable {
   constructor(options: { onStarted?: (cluster: ICluster) => void } = {}) {
@@ -50,7 +55,17 @@ export class ClustersModel implements IClustersModel, IDisposable {
   }
 
   get error(): string {
-    return this._error;
+    return this._errors.get(NEW) ?? '';
+  }
+
+  get errors(): ReadonlyMap<string, string> {
+    return this._errors;
+  }
+
+  dismissError(id: string): void {
+    if (this._errors.delete(id)) {
+      this._changed.emit();
+    }
   }
 
   get changed(): ISignal<IClustersModel, void> {
@@ -68,7 +83,15 @@ export class ClustersModel implements IClustersModel, IDisposable {
 
   async refresh(): Promise<void> {
     const { clusters, limits } = await listClusters();
+    // A cluster that is gone takes its failure with it.
+    let forgot = false;
+    for (const id of this._errors.keys()) {
+      if (id !== NEW && !clusters.some(cluster => cluster.id === id)) {
+        forgot = this._errors.delete(id);
+      }
+    }
     if (
+      forgot ||
       !JSONExt.deepEqual(clusters as any, this._clusters as any) ||
       !JSONExt.deepEqual(limits as any, this._limits as any)
     ) {
@@ -79,7 +102,7 @@ export class ClustersModel implements IClustersModel, IDisposable {
   }
 
   async start(): Promise<ICluster | null> {
-    const cluster = await this._run('new', () => startCluster());
+    const cluster = await this._run(NEW, () => startCluster());
     if (cluster) {
       this._onStarted?.(cluster);
     }
@@ -109,12 +132,14 @@ export class ClustersModel implements IClustersModel, IDisposable {
     operation: () => Promise<T>
   ): Promise<T | null> {
     this._busy.add(key);
-    this._error = '';
+    this._errors.delete(key);
     this._changed.emit();
     try {
-      return await operation();
+      const result = await operation();
+      this._errors.delete(NEW);
+      return result;
     } catch (error: any) {
-      this._error = String(error?.message ?? error);
+      this._errors.set(key, String(error?.message ?? error));
       return null;
     } finally {
       this._busy.delete(key);
@@ -126,7 +151,7 @@ export class ClustersModel implements IClustersModel, IDisposable {
   private _clusters: ICluster[] = [];
   private _limits: IClusterLimits | null = null;
   private _busy = new Set<string>();
-  private _error = '';
+  private _errors = new Map<string, string>();
   private _onStarted?: (cluster: ICluster) => void;
   private _poll: Poll;
   private _changed = new Signal<IClustersModel, void>(this);

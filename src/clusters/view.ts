@@ -3,6 +3,7 @@
  * clusters/).
  */
 
+import { Dialog, showDialog } from '@jupyterlab/apputils';
 import { TranslationBundle } from '@jupyterlab/translation';
 import { CommandRegistry } from '@lumino/commands';
 import { Message } from '@lumino/messaging';
@@ -11,14 +12,16 @@ import { Widget } from '@lumino/widgets';
 import { ICluster } from '../api/types';
 import { CommandIDs, IClustersModel } from '../tokens';
 import { element, KeyedParts } from '../ui/dom';
-import { ClusterCard } from './card';
+import { ClusterCard, SizeAction } from './card';
 
 /**
- * The managed clusters with their limits and the last error.
+ * The managed clusters with their limits, and why starting one failed.
  *
  * #### Notes
  * Cards are kept per cluster and updated in place (see `ClusterCard`), so a poll that brings news
- * does not throw away what the user is typing.
+ * does not throw away what the user is typing. A failure of a card's action shows on that card;
+ * only a failure to start a cluster shows under the section's header. Shutting down a cluster
+ * that still has tasks asks first.
  */
 export class ClustersSection extends Widget {
   constructor(options: ClustersSection.IOptions) {
@@ -36,22 +39,29 @@ export class ClustersSection extends Widget {
       header
     );
     this._create.dataset.action = 'new';
+    this._create.title = trans.__(
+      'Start a Dask cluster managed by this Jupyter server'
+    );
     this._limits = element('div', 'jp-dashdock-Clusters-limits', this.node);
     this._error = element('div', 'jp-dashdock-Clusters-error', this.node);
     this._error.setAttribute('role', 'alert');
     this._cardList = element('div', 'jp-dashdock-Clusters-cards', this.node);
     this._empty = element('p', 'jp-dashdock-Clusters-empty');
     this._empty.textContent = trans.__(
-      'No cluster yet: "New cluster" starts one on this server.'
+      'No clusters yet. New cluster starts a Dask cluster on this Jupyter server (a LocalCluster unless configured otherwise).'
     );
     this._cards = new KeyedParts<ICluster, ClusterCard>({
       key: cluster => cluster.id,
-      create: cluster => new ClusterCard(cluster, this._model.limits, trans),
+      create: cluster =>
+        new ClusterCard(cluster, this._model.limits, trans, {
+          onEdit: id => this._model.dismissError(id)
+        }),
       update: (card, cluster) =>
         card.update(
           cluster,
           this._model.busy.has(cluster.id),
-          this._model.limits
+          this._model.limits,
+          this._model.errors.get(cluster.id)
         )
     });
     this._model.changed.connect(this._render, this);
@@ -93,6 +103,9 @@ export class ClustersSection extends Widget {
       return;
     }
     if (button.dataset.action === 'new') {
+      if (button.getAttribute('aria-disabled') === 'true') {
+        return;
+      }
       void this._commands.execute(CommandIDs.launchCluster);
       return;
     }
@@ -100,20 +113,20 @@ export class ClustersSection extends Widget {
       .clusterId;
     const cluster = this._model.clusters.find(c => c.id === id);
     const card = id === undefined ? undefined : this._cards.get(id);
-    // Bail if the card's cluster is gone.
-    if (!cluster || !card) {
+    // Bail if the card's cluster is gone, or busy with an operation already.
+    if (!cluster || !card || this._model.busy.has(cluster.id)) {
       return;
     }
     const requested = card.requested;
     switch (button.dataset.action) {
       case 'scale':
-        void this._model.scale(cluster.id, requested.workers);
+        void this._resize(card, cluster, 'scale', () =>
+          this._model.scale(cluster.id, requested.workers)
+        );
         break;
       case 'adapt':
-        void this._model.adapt(
-          cluster.id,
-          requested.minimum,
-          requested.maximum
+        void this._resize(card, cluster, 'adapt', () =>
+          this._model.adapt(cluster.id, requested.minimum, requested.maximum)
         );
         break;
       case 'layout':
@@ -132,15 +145,72 @@ export class ClustersSection extends Widget {
         void this._model.restart(cluster.id);
         break;
       case 'stop':
-        void this._model.stop(cluster.id);
+        void this._stop(cluster);
         break;
+    }
+  }
+
+  /** Send a size the card finds sound; once it went through, the card follows the cluster again. */
+  private async _resize(
+    card: ClusterCard,
+    cluster: ICluster,
+    action: SizeAction,
+    operation: () => Promise<void>
+  ): Promise<void> {
+    if (!card.check(action)) {
+      return;
+    }
+    await operation();
+    if (!this._model.errors.has(cluster.id)) {
+      card.settle(action);
+    }
+  }
+
+  /**
+   * Shut a cluster down, asking first while its scheduler has tasks to finish (counted afresh:
+   * the last poll may be seconds old).
+   */
+  private async _stop(cluster: ICluster): Promise<void> {
+    const trans = this._trans;
+    await this._model.refresh().catch(() => undefined);
+    const tasks =
+      this._model.clusters.find(c => c.id === cluster.id)?.tasks ?? null;
+    if (tasks !== 0) {
+      const result = await showDialog({
+        title: trans.__('Shut down %1?', cluster.name),
+        body:
+          tasks === null
+            ? trans.__('Its scheduler cannot tell whether work is running.')
+            : trans._n(
+                '%1 task is still running.',
+                '%1 tasks are still running.',
+                tasks
+              ),
+        buttons: [
+          Dialog.cancelButton({ label: trans.__('Cancel') }),
+          Dialog.warnButton({ label: trans.__('Shut down') })
+        ],
+        // Enter keeps the work: losing it takes a deliberate choice.
+        defaultButton: 0
+      });
+      if (!result.button.accept) {
+        return;
+      }
+    }
+    const card = this._cards.get(cluster.id);
+    const hadFocus = !!card?.node.contains(document.activeElement);
+    await this._model.stop(cluster.id);
+    // The card and the focused button in it are gone: keep the keyboard in the section.
+    if (hadFocus && !this._model.errors.has(cluster.id)) {
+      this._create.focus();
     }
   }
 
   private _render(): void {
     const trans = this._trans;
     const starting = this._model.busy.has('new');
-    this._create.disabled = starting;
+    // Marked rather than disabled, so a keyboard user's focus stays on it while it starts.
+    this._create.setAttribute('aria-disabled', String(starting));
     this._create.textContent = starting
       ? trans.__('Starting…')
       : trans.__('New cluster');
@@ -158,6 +228,7 @@ export class ClustersSection extends Widget {
         )
       : '';
     this._error.textContent = this._model.error;
+    this._error.hidden = !this._model.error;
     const clusters = this._model.clusters;
     this._cards.render(
       this._cardList,

@@ -9,20 +9,28 @@ import { Poll } from '@lumino/polling';
 import { Widget } from '@lumino/widgets';
 
 import { APIError, listPlots, proxyURL, summary } from '../api/client';
-import { KEY_PLOTS } from '../api/plots';
+import { groupLabel, KEY_PLOTS } from '../api/plots';
 import { IPlot, ISummary } from '../api/types';
 import { IPlotPanes, MimeTypes } from '../tokens';
 import { makeDockDraggable, wasDragged } from '../ui/dnd';
 import { element } from '../ui/dom';
 import { formatBytes, formatCount } from '../ui/format';
 import { IClientData, memoryLimit, readClientData } from './data';
+import { groupPlots } from './groups';
 
 /** How often a visible repr asks for fresh numbers (ms); it backs off while the scheduler is gone. */
 const REFRESH_INTERVAL = 3000;
 
+/** Dask's own worker table ("Scheduler Info"), which Dask's repr links to. */
+const WORKERS_PAGE = '/info/main/workers.html';
+
 /**
  * dashdock's repr of a Dask client or cluster in a notebook: the scheduler's live numbers, its
  * dashboard link and chips that open the key plots as panes (click) or where they are dropped (drag).
+ *
+ * #### Notes
+ * "More plots" unfolds the dashboard's other plots, grouped as in the sidebar; "Worker details"
+ * opens Dask's own worker table in a browser tab, as Dask's repr does.
  */
 export class ClientRepr extends Widget implements IRenderMime.IRenderer {
   constructor(options: ClientRepr.IOptions) {
@@ -104,19 +112,24 @@ export class ClientRepr extends Widget implements IRenderMime.IRenderer {
     for (const plot of KEY_PLOTS) {
       this._addChip(chips, plot.label(trans), plot.path);
     }
-    const all = element(
+    const more = element(
       'button',
       'jp-dashdock-Chip jp-dashdock-Chip-all',
       chips
     );
-    all.textContent = trans.__('All plots');
-    all.title = trans.__('List every plot of this dashboard');
-    all.addEventListener('click', () => void this._toggleAllPlots());
+    more.textContent = trans.__('More plots');
+    more.title = trans.__(
+      'Show or hide the other plots of this dashboard, by group'
+    );
+    more.setAttribute('aria-expanded', 'false');
     this._allPlots = element(
       'div',
       'jp-dashdock-ClientRepr-allPlots',
       this.node
     );
+    this._allPlots.id = Private.listId();
+    more.setAttribute('aria-controls', this._allPlots.id);
+    more.addEventListener('click', () => void this._toggleAllPlots(more));
 
     const footer = element('div', 'jp-dashdock-ClientRepr-footer', this.node);
     element('span', '', footer).textContent = trans.__('Dashboard:') + ' ';
@@ -124,17 +137,36 @@ export class ClientRepr extends Widget implements IRenderMime.IRenderer {
     this._link.target = '_blank';
     this._link.rel = 'noopener';
     this._setLink(data.dashboardLink);
+    element('span', '', footer).textContent = ' · ';
+    this._workersLink = element(
+      'a',
+      'jp-dashdock-ClientRepr-workersLink',
+      footer
+    );
+    this._workersLink.textContent = trans.__('Worker details');
+    this._workersLink.title = trans.__(
+      "Open Dask's table of the workers (Scheduler Info) in a browser tab"
+    );
+    this._workersLink.target = '_blank';
+    this._workersLink.rel = 'noopener';
+    this._workersLink.href = proxyURL(this._target(), WORKERS_PAGE);
     this._message = element('div', 'jp-dashdock-ClientRepr-message', this.node);
   }
 
-  private _addChip(parent: HTMLElement, name: string, path: string): void {
+  private _addChip(
+    parent: HTMLElement,
+    name: string,
+    path: string,
+    description = ''
+  ): void {
     const chip = element('button', 'jp-dashdock-Chip', parent);
     chip.textContent = name;
     chip.dataset.path = path;
-    chip.title = this._trans.__(
+    const how = this._trans.__(
       'Click to open %1 as a pane, or drag it where you want it',
       name
     );
+    chip.title = description ? `${description}\n${how}` : how;
     chip.addEventListener('click', () => {
       if (!wasDragged(chip)) {
         this._panes.open({ source: this._target(), path, name });
@@ -152,15 +184,18 @@ export class ClientRepr extends Widget implements IRenderMime.IRenderer {
     return this._summary?.source?.id ?? this._data!.target;
   }
 
-  private async _toggleAllPlots(): Promise<void> {
+  private async _toggleAllPlots(toggle: HTMLElement): Promise<void> {
+    const trans = this._trans;
     const list = this._allPlots!;
-    if (list.childElementCount) {
+    if (toggle.getAttribute('aria-expanded') === 'true') {
+      toggle.setAttribute('aria-expanded', 'false');
       list.textContent = '';
       return;
     }
+    toggle.setAttribute('aria-expanded', 'true');
     const source = this._summary?.source;
     if (!source) {
-      list.textContent = this._trans.__(
+      list.textContent = trans.__(
         'The plot list needs this dashboard as a source; it is not one yet.'
       );
       return;
@@ -173,9 +208,31 @@ export class ClientRepr extends Widget implements IRenderMime.IRenderer {
         error instanceof APIError ? error.message : String(error);
       return;
     }
+    // Bail if the list was folded again while its plots were asked for.
+    if (toggle.getAttribute('aria-expanded') !== 'true') {
+      return;
+    }
     list.textContent = '';
-    for (const plot of plots) {
-      this._addChip(list, plot.name, plot.path);
+    const shown = new Set(KEY_PLOTS.map(plot => plot.path));
+    for (const [group, members] of groupPlots(plots, shown)) {
+      const section = element('div', 'jp-dashdock-ClientRepr-group', list);
+      section.setAttribute('role', 'group');
+      const label = element(
+        'div',
+        'jp-dashdock-ClientRepr-groupLabel',
+        section
+      );
+      label.id = `${list.id}-${group}`;
+      label.textContent = groupLabel(group, trans);
+      section.setAttribute('aria-labelledby', label.id);
+      const chips = element(
+        'div',
+        'jp-dashdock-ClientRepr-groupChips',
+        section
+      );
+      for (const plot of members) {
+        this._addChip(chips, plot.name, plot.path, plot.description);
+      }
     }
   }
 
@@ -202,6 +259,7 @@ export class ClientRepr extends Widget implements IRenderMime.IRenderer {
     this._summary = result;
     if (result.source) {
       this._setLink(proxyURL(result.source.id, '/status'));
+      this._workersLink!.href = proxyURL(result.source.id, WORKERS_PAGE);
     }
     const counts = result.counts;
     if (!counts) {
@@ -273,6 +331,7 @@ export class ClientRepr extends Widget implements IRenderMime.IRenderer {
   private _status: HTMLElement | null = null;
   private _message: HTMLElement | null = null;
   private _link: HTMLAnchorElement | null = null;
+  private _workersLink: HTMLAnchorElement | null = null;
   private _allPlots: HTMLElement | null = null;
 }
 
@@ -280,5 +339,14 @@ export namespace ClientRepr {
   export interface IOptions {
     panes: IPlotPanes;
     trans: TranslationBundle;
+  }
+}
+
+namespace Private {
+  let count = 0;
+
+  /** An id for a repr's plot list, unique in the page. */
+  export function listId(): string {
+    return `jp-dashdock-ClientRepr-plots-${++count}`;
   }
 }
