@@ -183,7 +183,8 @@ async def test_a_thousand_proxied_page_loads_leave_fds_flat(
     async def one_cycle(number: int) -> None:
         response = await jupyter.proxied(f"dashdock/proxy/{echo.netloc}/page?n={number}")
         assert response.code == 200
-        assert response.body == b"a small plot page"
+        # After dashdock's page script, which the view puts first in every HTML page.
+        assert response.body.endswith(b"></script>a small plot page")
 
     await run_cycles(WARMUP, one_cycle)
     fds_before = await settled_fds()

@@ -36,7 +36,7 @@ from dashdock.proxy.headers import (
     upstream_query,
     upstream_request_headers,
 )
-from dashdock.proxy.page.script import MAX_PAGE_BYTES, with_script
+from dashdock.proxy.page.script import with_script
 from dashdock.proxy.routing import Route, resolve_route
 from dashdock.proxy.websocket.relay import RelayRequest, WebSocketRelay
 from dashdock.proxy.websocket.upgrade import SUPPORTED_VERSION, UnsupportedVersion, checked_subprotocols
@@ -186,18 +186,15 @@ class RelayHandler(DomainErrors, JupyterHandler):
         return None
 
     async def _relay_page(self, response: aiohttp.ClientResponse, tag: bytes) -> None:
-        """An HTML page with ``tag`` in its head; one too big to hold is relayed as it is."""
-        page = bytearray()
+        """An HTML page with ``tag`` put into its first chunk, streamed as the dashboard sends it."""
+        self.clear_header("Content-Length")  # the page grows by the tag
+        first = True
         async for chunk in response.content.iter_any():
-            page += chunk
-            if len(page) > MAX_PAGE_BYTES:
-                self.write(bytes(page))
-                async for rest in response.content.iter_any():
-                    self.write(rest)
-                    await self.flush()
-                return
-        self.clear_header("Content-Length")  # the page grew by the tag
-        self.finish(with_script(bytes(page), tag))
+            self.write(with_script(chunk, tag) if first else chunk)
+            first = False
+            await self.flush()
+        if first:  # an empty page still gets the script
+            self.write(tag)
 
     def _start_response(self, response: aiohttp.ClientResponse) -> None:
         route = self._route

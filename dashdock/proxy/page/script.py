@@ -10,11 +10,8 @@ from pathlib import Path
 # Below a view prefix, where the script is served. Dask serves nothing under a dot directory,
 # and the name says whose it is.
 PAGE_SCRIPT_PATH = "/.dashdock/page.js"
-# A page bigger than this is relayed as it is (without the script): dashboards' plot pages are
-# ~20 KB; this bounds what one request holds in memory.
-MAX_PAGE_BYTES = 2 * 1024 * 1024
-
 _HEAD_OPEN = re.compile(rb"<head(?:\s[^>]*)?>", re.IGNORECASE)
+_DOCTYPE = re.compile(rb"^\s*<!doctype[^>]*>", re.IGNORECASE)
 _BODY = (Path(__file__).with_name("page.js")).read_bytes()
 _VERSION = hashlib.sha256(_BODY).hexdigest()[:16]
 
@@ -30,13 +27,14 @@ def script_tag(view_prefix: str) -> bytes:
     return f'<script src="{url}"></script>'.encode()
 
 
-def with_script(page: bytes, tag: bytes) -> bytes:
-    """``page`` with ``tag`` first in its head, before any of the page's scripts.
+def with_script(first_chunk: bytes, tag: bytes) -> bytes:
+    """The first chunk of a page with ``tag`` where it runs before any of the page's scripts.
 
-    The script must run before BokehJS loads (it hooks how Bokeh builds its shadow DOM). A page
-    without a head element gets the tag at its very start, where a browser still runs it first.
+    After the opening ``<head>`` when the chunk holds it (a dashboard's page arrives in one chunk);
+    else after the doctype, so the page keeps standards mode; else first. Only the first chunk is
+    looked at, so a page streams through as it is sent and nothing is held in memory.
     """
-    head = _HEAD_OPEN.search(page)
-    if head is None:
-        return tag + page
-    return page[: head.end()] + tag + page[head.end() :]
+    for anchor in (_HEAD_OPEN.search(first_chunk), _DOCTYPE.search(first_chunk)):
+        if anchor is not None:
+            return first_chunk[: anchor.end()] + tag + first_chunk[anchor.end() :]
+    return tag + first_chunk
