@@ -5,6 +5,7 @@ Screenshots land in ui-tests/output/ (ignored by git) so a person can look at wh
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -19,6 +20,7 @@ from pathlib import Path
 
 import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 ROOT = Path(__file__).resolve().parent.parent
 OUTPUT = Path(__file__).resolve().parent / "output"
@@ -155,6 +157,7 @@ def start_lab(tmp: Path, base_url: str = "/") -> Lab:
         f"--LabApp.workspaces_dir={tmp / 'workspaces'}",
         "--LabApp.expose_app_in_browser=True",
         f"--DashdockApp.sources_file={tmp / 'sources.json'}",
+        f"--DashdockApp.history_file={tmp / 'history.db'}",
         "--allow-root",
     ]
     with log.open("wb") as out:
@@ -196,10 +199,22 @@ def open_lab(browser: Browser, lab: Lab, workspace: str) -> Page:
 
 
 def wait_for_lab(page: Page) -> None:
+    """Lab is up, its layout restored, and the Launcher (when shown) has taken the focus.
+
+    The Launcher focuses itself a moment after the layout is restored; a test that presses keys
+    before that loses them to it.
+    """
     page.wait_for_selector("#jp-main-dock-panel", state="visible")
     page.wait_for_function(
         "() => window.jupyterapp && window.jupyterapp.commands.hasCommand('dashdock:open-plot')"
     )
+    page.evaluate("() => window.jupyterapp.restored.then(() => true)")
+    with contextlib.suppress(PlaywrightTimeoutError):  # a workspace may show no Launcher
+        page.wait_for_function(
+            "() => !document.querySelector('.jp-Launcher')"
+            " || !!document.activeElement?.closest('.jp-Launcher')",
+            timeout=5_000,
+        )
 
 
 def screenshot(page: Page, name: str) -> Path:

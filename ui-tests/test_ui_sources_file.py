@@ -33,8 +33,9 @@ def test_disabled_sources_and_an_unsaved_add_are_shown(
     expect(disabled).to_have_count(2)
     far = disabled.filter(has_text="Far away")
     expect(far.locator(".jp-dashdock-Source-reason")).to_contain_text("no longer an allowed dashboard host")
-    # Nothing to select: no plots are asked for a disabled source.
-    far.click()
+    # Nothing to select: no plots are asked for a disabled source. The row is aria-disabled (not
+    # selectable), which playwright takes for "do not click"; a person can click it all the same.
+    far.click(force=True)
     expect(sidebar.locator(".jp-dashdock-Source.jp-mod-selected")).to_have_count(0)
 
     # The file's place becomes a directory: the next add cannot be saved, and the user sees it.
@@ -51,8 +52,9 @@ def test_disabled_sources_and_an_unsaved_add_are_shown(
 
     warning.locator(".jp-dashdock-SourceWarning-dismiss").click()
     expect(warning).to_have_count(0)
+    # Its remove button works (Delete on the row does the same); force: inside an aria-disabled row.
     sidebar.locator(".jp-dashdock-Source.jp-mod-disabled", has_text="Broken").locator(
         ".jp-dashdock-Source-remove"
-    ).click()
+    ).click(force=True)
     expect(disabled).to_have_count(1)
     page.context.close()
