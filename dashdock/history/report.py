@@ -1,0 +1,339 @@
+"""A window of a run as one self-contained HTML page: what Dask's ``performance_report`` shows, and more.
+
+The task stream (a bar per span, per worker thread, coloured by group with Dask's own palette),
+worker memory over time (managed, unmanaged, spilled), task groups (count, time), exceptions,
+gaps in the recording and the Fine Performance Metrics totals. Bokeh draws the plots with its
+scripts inlined (``file_html`` with ``INLINE``), so the file opens offline. Task keys and exception
+texts are anyone's code's: everything dashdock writes into the page is HTML-escaped, and Bokeh
+escapes its own data. Every part is bounded; the page says what it left out.
+"""
+
+from __future__ import annotations
+
+import html
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from dashdock.errors import NotFound
+from dashdock.history.model import Event, Run, TaskRecord, WorkerSample
+from dashdock.history.store import HistoryStore
+
+
+@dataclass(frozen=True)
+class ReportLimits:
+    rects: int = 50_000  # spans drawn in the task stream
+    groups: int = 200  # task groups listed
+    exceptions: int = 100  # exceptions listed
+    memory_points: int = 1_000  # points of the memory plot
+    samples: int = 200_000  # worker samples read
+    metrics_rows: int = 300  # Fine Performance Metrics rows
+
+
+# Bokeh puts "{% extends base %}" (its own page) before a template given as text.
+# Dask's task stream colours spans that are not computation the same way.
+_ACTION_COLOURS = {"transfer": "red", "disk-read": "orange", "disk-write": "orange", "deserialize": "gray"}
+_TEMPLATE = """
+{% block postamble %}<style>
+body { font: 14px system-ui, sans-serif; margin: 1em 2em; }
+table { border-collapse: collapse; margin: .5em 0 1.5em; }
+td, th { border-bottom: 1px solid #ddd; padding: 2px 10px; text-align: left; vertical-align: top; }
+td.n { text-align: right; font-variant-numeric: tabular-nums; }
+pre { white-space: pre-wrap; margin: 0; max-width: 80em; }
+.note { color: #a05000; }
+</style>{% endblock %}
+{% block contents %}
+{{ header }}
+{% for doc in docs %}{% for root in doc.roots %}{{ embed(root) }}{% endfor %}{% endfor %}
+{{ sections }}
+{% endblock %}
+"""
+
+
+@dataclass
+class _Window:
+    """What one pass over the window's tasks gathers, within the limits."""
+
+    limits: ReportLimits
+    colour: Callable[[str], str]  # a group's colour
+    tasks: int = 0
+    erred: int = 0
+    lanes: dict[tuple[str, int | None], int] = field(default_factory=dict)
+    rects: dict[str, list[object]] = field(
+        default_factory=lambda: {k: [] for k in ("y", "left", "right", "color", "key", "group", "action")}
+    )
+    drawn_until: float | None = None
+    groups: dict[str, list[float]] = field(default_factory=dict)  # group -> [count, seconds, erred]
+    other_groups: int = 0
+    exceptions: list[tuple[float, str, str, str]] = field(default_factory=list)  # time, key, worker, text
+
+    def add(self, task: TaskRecord) -> None:
+        self.tasks += 1
+        counts = self.groups.get(task.group)
+        if counts is None and len(self.groups) < self.limits.groups:
+            counts = self.groups[task.group] = [0, 0.0, 0]
+        if counts is None:
+            self.other_groups += 1
+        else:
+            counts[0] += 1
+            counts[1] += task.stop - task.start
+        if task.status != "OK":
+            self.erred += 1
+            if counts is not None:
+                counts[2] += 1
+            if len(self.exceptions) < self.limits.exceptions:
+                self.exceptions.append((task.stop, task.key, task.worker, task.exception or task.status))
+        if len(self.rects["y"]) + len(task.spans) > self.limits.rects:
+            return
+        lane = self.lanes.setdefault((task.worker, task.thread), len(self.lanes))
+        for span in task.spans:
+            self.rects["y"].append(lane)
+            self.rects["left"].append(span.start * 1000)  # Bokeh's datetime axis counts milliseconds
+            self.rects["right"].append(span.stop * 1000)
+            self.rects["color"].append(_ACTION_COLOURS.get(span.action) or self.colour(task.group))
+            self.rects["key"].append(task.key)
+            self.rects["group"].append(task.group)
+            self.rects["action"].append(span.action)
+        self.drawn_until = task.stop
+
+
+def html_report(
+    store: HistoryStore,
+    run_id: str,
+    start: float | None = None,
+    end: float | None = None,
+    limits: ReportLimits | None = None,
+) -> str:
+    """The report of the tasks overlapping [start, end] (the whole run when left out)."""
+    from bokeh.embed import file_html
+    from bokeh.layouts import column
+    from bokeh.resources import INLINE
+
+    limits = limits or ReportLimits()
+    run = store.run(run_id)
+    if run is None:
+        raise NotFound(f"No recorded run {run_id}.")
+    # Dask's own colours: a group looks the same here as on its dashboard.
+    from distributed.diagnostics.progress_stream import color_of
+
+    window = _Window(limits, color_of)
+    for task in store.tasks(run_id, start, end):
+        window.add(task)
+    samples = store.worker_samples(run_id, start, end, limit=limits.samples)
+    first = start if start is not None else run.start
+    last = end if end is not None else (run.end or time.time())
+    plots = [_task_stream(window, first, last)]
+    if samples:
+        plots.append(_memory(samples, first, last, limits.memory_points))
+        plots[1].x_range = plots[0].x_range  # zooming one zooms both
+    metrics = store.events(run_id, start, end, limit=1, kind="metrics", newest_first=True)
+    exceptions = store.events(run_id, start, end, limit=limits.exceptions, kind="exception")
+    sections = "\n".join(
+        [
+            _groups_section(window),
+            _exceptions_section(window, exceptions),
+            _gaps_section(store, run_id, start, end),
+            _metrics_section(metrics[0] if metrics else None, limits.metrics_rows),
+        ]
+    )
+    return file_html(
+        column(*plots, sizing_mode="stretch_width"),
+        resources=INLINE,
+        title=f"dashdock: {run.name}",
+        template=_TEMPLATE,
+        template_variables={"header": _header(run, window, first, last, samples), "sections": sections},
+    )
+
+
+def _task_stream(window: _Window, first: float, last: float):
+    from bokeh.models import ColumnDataSource, HoverTool
+    from bokeh.plotting import figure
+
+    lanes = max(len(window.lanes), 1)
+    plot = figure(
+        title="Task stream",
+        x_axis_type="datetime",
+        x_range=(first * 1000, last * 1000),
+        height=min(120 + 18 * lanes, 900),
+        sizing_mode="stretch_width",
+        tools="xpan,xwheel_zoom,box_zoom,reset,save",
+    )
+    plot.hbar(
+        y="y",
+        left="left",
+        right="right",
+        height=0.9,
+        color="color",
+        alpha=0.8,
+        source=ColumnDataSource(window.rects),
+    )
+    # Bokeh escapes field values in tooltips (only the {safe} format would not).
+    plot.add_tools(HoverTool(tooltips=[("key", "@key"), ("group", "@group"), ("action", "@action")]))
+    plot.yaxis.ticker = list(range(len(window.lanes)))
+    plot.yaxis.major_label_overrides = {
+        lane: f"{worker} / {'?' if thread is None else thread}"
+        for (worker, thread), lane in window.lanes.items()
+    }
+    return plot
+
+
+def _memory(samples: list[WorkerSample], first: float, last: float, points: int):
+    from bokeh.models import ColumnDataSource
+    from bokeh.plotting import figure
+
+    # Each worker's last sample in a bucket, summed over workers: a few hundred points for any window.
+    bucket = max((last - first) / points, 1e-3)
+    latest: dict[int, dict[str, WorkerSample]] = {}
+    for sample in samples:
+        latest.setdefault(int((sample.time - first) // bucket), {})[sample.worker] = sample
+    data: dict[str, list[float]] = {"time": [], "managed": [], "unmanaged": [], "spilled": []}
+    for index in sorted(latest):
+        data["time"].append((first + index * bucket) * 1000)
+        for kind in ("managed", "unmanaged", "spilled"):
+            data[kind].append(sum(getattr(s, kind) for s in latest[index].values()))
+    plot = figure(
+        title="Worker memory (all workers)",
+        x_axis_type="datetime",
+        height=250,
+        sizing_mode="stretch_width",
+        tools="xpan,xwheel_zoom,reset,save",
+    )
+    plot.varea_stack(
+        ["managed", "unmanaged", "spilled"],
+        x="time",
+        color=["#0071c5", "#6aa8d8", "#b0b0b0"],
+        legend_label=["managed", "unmanaged", "spilled"],
+        source=ColumnDataSource(data),
+    )
+    plot.yaxis.axis_label = "bytes"
+    plot.legend.location = "top_left"
+    return plot
+
+
+def _header(run: Run, window: _Window, first: float, last: float, samples: list[WorkerSample]) -> str:
+    when = f"{_clock(first)} to {_clock(last)} ({last - first:.1f} s)"
+    lines = [
+        f"<h1>dashdock report: {_e(run.name)}</h1>",
+        f"<p>Scheduler {_e(run.scheduler)}, {when}. {window.tasks:,} tasks, {window.erred:,} erred; "
+        f"{len(samples):,} worker samples.</p>",
+    ]
+    drawn = len(window.rects["y"])
+    if window.drawn_until is not None and window.tasks and drawn >= window.limits.rects - 3:
+        lines.append(
+            f"<p class='note'>The task stream draws the first {drawn:,} spans (until "
+            f"{_clock(window.drawn_until)}); later tasks are counted in the tables below but not drawn. "
+            "Choose a shorter window to see them.</p>"
+        )
+    return "\n".join(lines)
+
+
+def _groups_section(window: _Window) -> str:
+    rows = sorted(window.groups.items(), key=lambda item: -item[1][1])
+    body = "".join(
+        f"<tr><td>{_e(group)}</td><td class='n'>{int(count):,}</td><td class='n'>{seconds:.2f}</td>"
+        f"<td class='n'>{int(erred):,}</td></tr>"
+        for group, (count, seconds, erred) in rows
+    )
+    note = (
+        f"<p class='note'>{window.other_groups:,} tasks of further groups are not listed "
+        f"(at most {window.limits.groups} groups).</p>"
+        if window.other_groups
+        else ""
+    )
+    return (
+        "<h2>Task groups</h2><table><tr><th>group</th><th>tasks</th><th>total time (s)</th>"
+        f"<th>erred</th></tr>{body}</table>{note}"
+    )
+
+
+def _exceptions_section(window: _Window, events: list[Event]) -> str:
+    rows = [(t, key, worker, text) for t, key, worker, text in window.exceptions]
+    seen = {key for _, key, _, _ in rows}
+    for event in events:
+        key = str(event.detail.get("key", ""))
+        if key not in seen and len(rows) < window.limits.exceptions:
+            rows.append(
+                (event.time, key, event.worker or "", str(event.detail.get("exception", event.detail)))
+            )
+    if not rows:
+        return "<h2>Exceptions</h2><p>None.</p>"
+    body = "".join(
+        f"<tr><td>{_clock(t)}</td><td>{_e(key)}</td><td>{_e(worker)}</td><td><pre>{_e(text)}</pre></td></tr>"
+        for t, key, worker, text in sorted(rows)
+    )
+    note = (
+        f"<p class='note'>{window.erred:,} tasks erred; the first {window.limits.exceptions} are listed.</p>"
+        if window.erred > window.limits.exceptions
+        else ""
+    )
+    return (
+        "<h2>Exceptions</h2><table><tr><th>time</th><th>key</th><th>worker</th><th>exception</th></tr>"
+        f"{body}</table>{note}"
+    )
+
+
+def _gaps_section(store: HistoryStore, run_id: str, start: float | None, end: float | None) -> str:
+    gaps = store.gaps(run_id, start, end, limit=1000)
+    if not gaps:
+        return "<h2>Gaps in the recording</h2><p>None: every task that finished was recorded.</p>"
+    body = "".join(
+        f"<tr><td>{_clock(g.start)}</td><td>{_clock(g.stop)}</td><td class='n'>{g.missed:,}</td></tr>"
+        for g in gaps
+    )
+    return (
+        "<h2>Gaps in the recording</h2><p>The scheduler's task stream overflowed between two reads: "
+        "these tasks finished but are not in this report.</p>"
+        f"<table><tr><th>from</th><th>to</th><th>tasks missed</th></tr>{body}</table>"
+    )
+
+
+def _metrics_section(event: Event | None, max_rows: int) -> str:
+    if event is None:
+        return "<h2>Fine Performance Metrics</h2><p>Not recorded in this window.</p>"
+    rows = list(_flatten(event.detail, ()))
+    shown = rows[:max_rows]
+    body = "".join(
+        f"<tr><td>{_e(' / '.join(path))}</td><td class='n'>{_number(value)}</td></tr>"
+        for path, value in shown
+    )
+    note = (
+        f"<p class='note'>{len(rows) - len(shown):,} more rows not shown.</p>"
+        if len(rows) > len(shown)
+        else ""
+    )
+    return (
+        f"<h2>Fine Performance Metrics</h2><p>Totals as of {_clock(event.time)}.</p>"
+        f"<table><tr><th>metric</th><th>value</th></tr>{body}</table>{note}"
+    )
+
+
+def _flatten(value: object, path: tuple[str, ...]) -> Iterable[tuple[tuple[str, ...], object]]:
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            yield from _flatten(inner, (*path, str(key)))
+    elif isinstance(value, list | tuple) and len(value) == 2 and not isinstance(value[0], int | float):
+        # Rows sent as [[context, prefix, activity, unit], value] pairs.
+        yield from _flatten(value[1], (*path, *(str(part) for part in _as_list(value[0]))))
+    elif isinstance(value, list | tuple):
+        for item in value:
+            yield from _flatten(item, path)
+    else:
+        yield path, value
+
+
+def _as_list(value: object) -> list[object]:
+    return list(value) if isinstance(value, list | tuple) else [value]
+
+
+def _number(value: object) -> str:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return _e(str(value))
+    return f"{value:,.3f}" if isinstance(value, float) else f"{value:,}"
+
+
+def _clock(seconds: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(seconds)) + f".{int(seconds % 1 * 1000):03d}"
+
+
+def _e(text: str) -> str:
+    return html.escape(text, quote=True)
