@@ -1,0 +1,285 @@
+"""Talking to a Dask scheduler safely: Dask's comm protocol spoken by hand, nothing ever unpickled.
+
+A scheduler address can belong to anyone on a shared node, and what a scheduler sends can hold
+pickled objects. Dask's own ``rpc`` cannot be restricted enough: its ``loads`` unpickles any
+``__Pickled__`` sub-frame whatever ``deserializers`` say (distributed/protocol/core.py), and an
+erred task's record in the task stream carries the exception as a pickled ``Serialized``. So the
+recorder speaks the TCP framing itself (one persistent connection per scheduler, the handshake,
+one request at a time, as ``distributed.core.send_recv`` does) and decodes replies with plain
+msgpack: Dask's out-of-band objects stay what msgpack makes of their markers
+(``{"__Pickled__": 3}``, a dict holding a frame number), their frames are never read, and nothing
+is unpickled because nothing here calls pickle (no object hook either: a Python call per map
+would cost several microseconds per task). Sizes are checked before anything is read, and every
+call has a timeout. The second half turns what the scheduler says into the records of model.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import struct
+import sys
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import msgpack
+from dask.utils import key_split
+
+from dashdock.history.model import GroupProgress, Span, TaskRecord, WorkerSample
+
+# Generous for the biggest task stream a scheduler keeps (100,000 records of a few hundred bytes),
+# small enough that a hostile peer cannot make the recorder allocate without end.
+MAX_MESSAGE_BYTES = 256 * 2**20
+MAX_FRAMES = 4096
+# What a scheduler's exception text may take in a record; tracebacks of deep stacks are long.
+MAX_TEXT = 4000
+# Dask's handshake: what we can do. No compression, so no sub-frame needs decompressing (and we
+# never decode sub-frames anyway); the pickle protocol is stated because Dask requires the field.
+HANDSHAKE = {"compression": None, "python": tuple(sys.version_info)[:3], "pickle-protocol": 5}
+_U64 = struct.Struct("<Q")
+
+
+class SchedulerError(Exception):
+    """A call to a scheduler failed; the reason is written for the user."""
+
+
+def decode(frames: Sequence[bytes]) -> object:
+    """A Dask message from its frames: only the msgpack frame 0 is read, sub-frames are ignored."""
+    if not frames:
+        raise SchedulerError("The scheduler sent an empty message.")
+    try:
+        return msgpack.unpackb(frames[0], use_list=False, strict_map_key=False, raw=False)
+    except (ValueError, msgpack.UnpackException) as e:  # msgpack's errors derive from these
+        raise SchedulerError(f"The scheduler sent a message that is not Dask's ({e}).") from None
+
+
+def encode(message: Mapping[str, object]) -> bytes:
+    """One message in Dask's TCP framing: total length, frame count and lengths, then the frame."""
+    frame = msgpack.packb(message, use_bin_type=True)
+    prelude = _U64.pack(1) + _U64.pack(len(frame))
+    return _U64.pack(len(prelude) + len(frame)) + prelude + frame
+
+
+def parse_address(address: str) -> tuple[str, int]:
+    """``tcp://host:port`` (or ``host:port``) -> (host, port); other transports are refused."""
+    scheme, sep, rest = address.partition("://")
+    if not sep:
+        scheme, rest = "tcp", address
+    if scheme != "tcp":
+        raise SchedulerError(f"Recording a scheduler over {scheme}:// is not supported (tcp:// only).")
+    host, _, port = rest.rpartition(":")
+    host = host.strip("[]")
+    if not host or not port.isdigit():
+        raise SchedulerError(f"{address!r} is not a scheduler address (tcp://host:port).")
+    return host, int(port)
+
+
+class SchedulerComm:
+    """One connection to one scheduler; calls are serialised on it, as Dask's comms are."""
+
+    def __init__(self, address: str, *, timeout: float = 5.0, max_bytes: int = MAX_MESSAGE_BYTES) -> None:
+        self.address = address
+        self.timeout = timeout
+        self.max_bytes = max_bytes
+        self._host, self._port = parse_address(address)
+        self._reader: asyncio.StreamReader | None = None
+        self._writer: asyncio.StreamWriter | None = None
+        self._lock = asyncio.Lock()
+
+    async def call(self, op: str, **kwargs: object) -> object:
+        """Send ``op`` with ``kwargs``; the reply, decoded safely. Raises SchedulerError."""
+        async with self._lock:
+            try:
+                return await asyncio.wait_for(self._call(op, kwargs), self.timeout)
+            except SchedulerError:
+                self._drop()
+                raise
+            except (TimeoutError, asyncio.TimeoutError):
+                # A late reply would answer the next request: the connection cannot be reused.
+                self._drop()
+                raise SchedulerError(
+                    f"The scheduler at {self.address} did not answer {op!r} within {self.timeout:g} s."
+                ) from None
+            except (OSError, asyncio.IncompleteReadError, EOFError) as e:
+                self._drop()
+                raise SchedulerError(f"The scheduler at {self.address} cannot be reached ({e}).") from None
+
+    async def _call(self, op: str, kwargs: Mapping[str, object]) -> object:
+        if self._writer is None:
+            await self._connect()
+        assert self._writer is not None
+        self._writer.write(encode({"op": op, "reply": True, **kwargs}))
+        await self._writer.drain()
+        reply = await self._read()
+        if isinstance(reply, Mapping) and reply.get("status") == "uncaught-error":
+            text = str(reply.get("exception_text") or "unknown error")[:MAX_TEXT]
+            raise SchedulerError(f"The scheduler at {self.address} failed on {op!r}: {text}")
+        return reply
+
+    async def _connect(self) -> None:
+        self._reader, self._writer = await asyncio.open_connection(self._host, self._port)
+        # Both sides send their handshake first, then read the other's.
+        self._writer.write(encode(HANDSHAKE))
+        await self._writer.drain()
+        handshake = await self._read()
+        if not isinstance(handshake, Mapping) or "pickle-protocol" not in handshake:
+            raise SchedulerError(f"{self.address} does not speak Dask's protocol.")
+
+    async def _read(self) -> object:
+        assert self._reader is not None
+        (head,) = _U64.unpack(await self._reader.readexactly(8))
+        if head < 8 or head > self.max_bytes:
+            raise SchedulerError(f"The scheduler at {self.address} sent a message of {head} bytes.")
+        first = await self._reader.readexactly(head)
+        (count,) = _U64.unpack_from(first)
+        if not 0 < count <= MAX_FRAMES or 8 + 8 * count > head:
+            raise SchedulerError(f"The scheduler at {self.address} sent a malformed message.")
+        lengths = struct.unpack_from(f"<{count}Q", first, 8)
+        total = sum(lengths)
+        if total > self.max_bytes:
+            raise SchedulerError(f"The scheduler at {self.address} sent a message of {total} bytes.")
+        body = first[8 + 8 * count :]
+        # Dask sends the prelude and the first frames in one piece, big buffers after it.
+        if len(body) < total:
+            body += await self._reader.readexactly(total - len(body))
+        frames, at = [], 0
+        for length in lengths:
+            frames.append(body[at : at + length])
+            at += length
+        return decode(frames)
+
+    def _drop(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
+        self._reader = self._writer = None
+
+    async def close(self) -> None:
+        self._drop()
+
+
+# -- what the scheduler says, as records ------------------------------------------------------
+
+
+def fingerprint(record: Mapping[str, Any]) -> tuple[object, ...]:
+    """What tells one task-stream record from another (its key, worker, thread and times)."""
+    startstops = record.get("startstops") or ()
+    first = startstops[0] if startstops else {}
+    last = startstops[-1] if startstops else {}
+    return (
+        repr(record.get("key")),
+        record.get("worker"),
+        record.get("thread"),
+        first.get("start") if isinstance(first, Mapping) else None,
+        last.get("stop") if isinstance(last, Mapping) else None,
+    )
+
+
+def _float(value: object) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def to_task_record(record: Mapping[str, Any]) -> TaskRecord | None:
+    """One task-stream record (TaskStreamPlugin's kwargs) -> a TaskRecord; None when malformed."""
+    # Runs for every task the scheduler finishes: plain checks, no generic helpers.
+    spans: list[Span] = []
+    for item in record.get("startstops") or ():
+        try:
+            start, stop = float(item["start"]), float(item["stop"])
+        except (TypeError, KeyError, ValueError, IndexError):
+            continue
+        source = item.get("source")
+        spans.append(
+            Span(str(item.get("action", "compute")), start, stop, source if type(source) is str else None)
+        )
+    key = record.get("key")
+    if not spans or key is None:
+        return None
+    status = "error" if record.get("status") == "error" else "OK"
+    exception = None
+    if status == "error":
+        text = record.get("exception_text")
+        exception = (str(text) if text is not None else "unknown error")[:MAX_TEXT]
+    thread = record.get("thread")
+    nbytes = record.get("nbytes")
+    one = len(spans) == 1
+    return TaskRecord(
+        key=str(key),  # Dask's str(key); tuple keys arrive as tuples (use_list=False)
+        group=key_split(key),
+        worker=str(record.get("worker", "")),
+        thread=thread if type(thread) is int else None,
+        start=spans[0].start if one else min(s.start for s in spans),
+        stop=spans[0].stop if one else max(s.stop for s in spans),
+        status=status,
+        spans=tuple(spans),
+        nbytes=nbytes if type(nbytes) is int else None,
+        exception=exception,
+    )
+
+
+def _int(value: object) -> int:
+    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
+
+
+def to_worker_samples(identity: object, now: float, max_workers: int) -> list[WorkerSample]:
+    """The scheduler's ``identity`` -> one sample per worker (memory from its last heartbeat)."""
+    workers = identity.get("workers") if isinstance(identity, Mapping) else None
+    if not isinstance(workers, Mapping):
+        return []
+    samples = []
+    for address, info in list(workers.items())[:max_workers]:
+        metrics = info.get("metrics") if isinstance(info, Mapping) else None
+        if not isinstance(metrics, Mapping):
+            continue
+        managed = _int(metrics.get("managed_bytes"))
+        spilled = metrics.get("spilled_bytes")
+        samples.append(
+            WorkerSample(
+                time=now,
+                worker=str(address),
+                managed=managed,
+                # Dask's "unmanaged" is the process memory that is not data it holds.
+                unmanaged=max(0, _int(metrics.get("memory")) - managed),
+                spilled=_int(spilled.get("disk")) if isinstance(spilled, Mapping) else 0,
+                cpu=float(_float(metrics.get("cpu")) or 0.0),
+            )
+        )
+    return samples
+
+
+def to_group_progress(states: object, now: float, max_groups: int) -> list[GroupProgress]:
+    """``get_task_prefix_states`` -> counts by state per task group (prefix)."""
+    if not isinstance(states, Mapping):
+        return []
+    rows = []
+    for group, counts in list(states.items())[:max_groups]:
+        if isinstance(counts, Mapping):
+            rows.append(GroupProgress(now, str(group), {str(k): _int(v) for k, v in counts.items()}))
+    return rows
+
+
+class Scheduler:
+    """The calls the recorder makes, each with the comm's timeout."""
+
+    def __init__(self, address: str, *, timeout: float = 5.0) -> None:
+        self.comm = SchedulerComm(address, timeout=timeout)
+
+    async def task_stream_index(self) -> int:
+        index = await self.comm.call("get_task_stream_index")
+        if not isinstance(index, int) or isinstance(index, bool):
+            raise SchedulerError("The scheduler's task-stream index is not a number.")
+        return index
+
+    async def task_stream(self, start_index: int) -> list[Mapping[str, Any]]:
+        """Task-stream records from ``start_index`` to the newest (the scheduler clamps to its buffer)."""
+        records = await self.comm.call("get_task_stream", start_index=max(0, start_index))
+        if not isinstance(records, Sequence) or isinstance(records, (str, bytes)):
+            raise SchedulerError("The scheduler's task stream is not a list.")
+        return [r for r in records if isinstance(r, Mapping)]
+
+    async def identity(self, max_workers: int) -> object:
+        return await self.comm.call("identity", n_workers=max_workers)
+
+    async def task_prefix_states(self) -> object:
+        return await self.comm.call("get_task_prefix_states")
+
+    async def close(self) -> None:
+        await self.comm.close()
