@@ -19,6 +19,8 @@ SCRIPTS = (
     "pane_states.py",
     "server_responsiveness.py",
     "kernel_preload.py",
+    "history_store.py",
+    "history_recorder.py",
 )
 
 

@@ -12,9 +12,10 @@ from dashdock._version import __version__
 
 if TYPE_CHECKING:
     from dashdock.app import DashdockApp
+    from dashdock.history.export import export_trace
     from dashdock.kernel.show import show
 
-__all__ = ["DashdockApp", "__version__", "show"]
+__all__ = ["DashdockApp", "__version__", "export_trace", "show"]
 
 
 def __getattr__(name: str) -> Any:
@@ -26,6 +27,10 @@ def __getattr__(name: str) -> Any:
         from dashdock.kernel.show import show
 
         return show
+    if name == "export_trace":
+        from dashdock.history.export import export_trace
+
+        return export_trace
     raise AttributeError(f"module 'dashdock' has no attribute {name!r}")
 
 

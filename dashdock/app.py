@@ -21,10 +21,14 @@ from dashdock.clusters.config import configured_factory, configured_initial_clus
 from dashdock.clusters.limits import ClusterLimits, usable_cores
 from dashdock.clusters.manager import ClusterManager
 from dashdock.errors import DashdockError
+from dashdock.history import handlers as history_api
+from dashdock.history import views as history_views
+from dashdock.history.service import HistoryService, HistorySettings
 from dashdock.notebook import handlers as notebook_api
 from dashdock.notebook.discovery import KernelClients
 from dashdock.notebook.environment import (
     offer_client_preload,
+    offer_history_file,
     offer_proxied_dashboard_link,
     private_runtime_dir,
 )
@@ -33,6 +37,7 @@ from dashdock.panes.state import PaneRegistry
 from dashdock.proxy.bokehjs.serve import LocalBokehJS
 from dashdock.proxy.capabilities import Capabilities
 from dashdock.proxy.link_handler import ProxyHandler
+from dashdock.proxy.page.script import page_script
 from dashdock.proxy.relay_handler import ProxySettings
 from dashdock.proxy.view_handler import ViewHandler
 from dashdock.proxy.websocket.relay import WebSocketRelay
@@ -204,6 +209,42 @@ class DashdockApp(ExtensionApp):
         ),
     )
 
+    history = Bool(
+        True,
+        config=True,
+        help=(
+            "Record every computation of the sources whose scheduler dashdock knows (managed clusters, "
+            "notebooks' clients): tasks, memory, workers, exceptions, kept after the cluster is gone and "
+            "exported as a Chrome trace, Parquet or an HTML report. Default: on."
+        ),
+    )
+    history_file = Unicode(
+        config=True,
+        help="The history store (SQLite). Default: <Jupyter data dir>/dashdock/history.db.",
+    )
+    history_max_bytes = Int(
+        1024**3,
+        min=1024**2,
+        config=True,
+        help="Most bytes the history store may take; the oldest ended runs go beyond it. Default: 1 GiB.",
+    )
+    history_max_age = Float(
+        30 * 24 * 3600.0,
+        min=60.0,
+        config=True,
+        help="Seconds an ended run is kept; older runs are deleted. Default: 30 days.",
+    )
+    history_max_recorded = Int(
+        16,
+        min=1,
+        config=True,
+        help="Most sources recorded at the same time; more are not recorded (logged). Default: 16.",
+    )
+
+    @default("history_file")
+    def _default_history_file(self) -> str:
+        return str(Path(jupyter_data_dir()) / "dashdock" / "history.db")
+
     @default("max_workers")
     def _default_max_workers(self) -> int:
         # Four per core: room for oversubscribed or mostly idle workers, and far from a number
@@ -256,6 +297,29 @@ class DashdockApp(ExtensionApp):
         )
         if self.kernel_integration:
             offer_client_preload(self.kernel_clients.directory)
+        if self.history:
+            offer_history_file(Path(self.history_file))
+        self.history_service = HistoryService(
+            HistorySettings(
+                enabled=self.history,
+                store=Path(self.history_file),
+                max_bytes=self.history_max_bytes,
+                max_age=self.history_max_age,
+                max_runs=self.history_max_recorded,
+            ),
+            self.registry,
+            self._recordable_schedulers,
+            self.log,
+        )
+
+    def _recordable_schedulers(self) -> dict[str, str]:
+        """Source id -> scheduler address of every source the history may record."""
+        found = self.kernel_clients.schedulers()
+        for cluster in self.clusters.list():
+            description = cluster.to_json()
+            if description["source"] and description["scheduler"]:
+                found[description["source"]] = description["scheduler"]
+        return found
 
     async def _notebook_names(self) -> dict[str, str]:
         """Kernel id -> the file name of the notebook (or console) it runs for."""
@@ -273,6 +337,8 @@ class DashdockApp(ExtensionApp):
         self.handlers.extend(pane_api.routes(self.panes, max_body))
         self.handlers.extend(cluster_api.routes(self.clusters, max_body))
         self.handlers.extend(notebook_api.routes(self.kernel_clients, self.client, self.allowlist))
+        self.handlers.extend(history_api.routes(self.history_service, max_body))
+        self.handlers.extend(history_views.routes(self.history_service, page_script()))
         relay = {
             "registry": self.registry,
             "client": self.client,
@@ -295,6 +361,7 @@ class DashdockApp(ExtensionApp):
         await self.registry.load()
         self.kernel_clients.start()
         self.bokeh_js.start()
+        await self.history_service.start()
         # In the background: a slow or dead dashboard, or a cluster that takes a minute to
         # start, must not delay the server's start.
         if self.initial_sources:
@@ -331,5 +398,6 @@ class DashdockApp(ExtensionApp):
         self.registry.stop_checks()
         await self.bokeh_js.close()
         await self.kernel_clients.stop()
+        await self.history_service.stop()
         await self.clusters.close_all()
         await self.client.close()

@@ -112,6 +112,7 @@ def jp_server_config(sources_file: Path, dashdock_config: dict[str, Any], bokeh_
             "ServerApp": {"jpserver_extensions": {"dashdock": True}},
             "DashdockApp": {
                 "sources_file": str(sources_file),
+                "history_file": str(sources_file.with_name("history.db")),
                 "cache_dir": str(bokeh_cache),
                 **dashdock_config,
             },

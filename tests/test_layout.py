@@ -32,12 +32,13 @@ MAY_IMPORT: dict[str, set[str]] = {
     "dashdock.panes": BASE,
     "dashdock.clusters": BASE | KERNEL_CONTRACT | {"dashdock.sources"},
     "dashdock.notebook": BASE | KERNEL_CONTRACT | {"dashdock.sources"},
+    "dashdock.history": BASE | KERNEL_CONTRACT | {"dashdock.sources", "dashdock.clusters"},
     "dashdock.proxy.websocket": BASE | {"dashdock.panes.state"},
     "dashdock.proxy.bokehjs": {"dashdock.kernel.files"},
     "dashdock.proxy.page": set(),
     "dashdock.proxy": BASE | KERNEL_CONTRACT | {"dashdock.sources", "dashdock.panes"},
     "dashdock.app": {"dashdock"},  # wires everything
-    "dashdock": {"dashdock.app", "dashdock.kernel.show", "dashdock._version"},  # __init__
+    "dashdock": {"dashdock.app", "dashdock.kernel.show", "dashdock.history.export", "dashdock._version"},
     "dashdock._version": set(),
 }
 
@@ -163,6 +164,7 @@ TS_MAY_IMPORT = {
     "clusters": {"api", "ui", "tokens"},
     "panes": {"api", "ui", "tokens"},
     "notebook": {"api", "ui", "tokens"},
+    "history": {"api", "ui", "tokens"},
     "tokens": {"api"},  # re-exports the wire types
 }
 TS_IMPORT_RE = re.compile(r"""(?:^|\n)\s*(?:import|export)\b[^;]*?\bfrom\s+'(\.[^']*)'""", re.S)

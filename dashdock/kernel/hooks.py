@@ -62,7 +62,13 @@ async def setup(client: Any) -> None:
     if dashboard is None:
         logger.info("dashdock: the scheduler of %s has no dashboard; not reported", client.id)
         return
-    record = {"kernel_id": kernel, "client_id": client.id, "dashboard": dashboard, "started": time.time()}
+    record = {
+        "kernel_id": kernel,
+        "client_id": client.id,
+        "dashboard": dashboard,
+        "started": time.time(),
+        "scheduler": client.scheduler.address,  # what the server's history recorder reads
+    }
     path = Path(directory) / record_name(kernel, client.id)
     write_atomically(path, json.dumps(record).encode())
     _written[client.id] = path

@@ -12,6 +12,7 @@ from typing import Any
 CLIENTS_DIR_VARIABLE = "DASHDOCK_KERNEL_CLIENTS_DIR"
 PRELOAD_VARIABLE = "DASK_DISTRIBUTED__CLIENT__PRELOAD"
 DASHBOARD_LINK_VARIABLE = "DASK_DISTRIBUTED__DASHBOARD__LINK"  # where dashdock puts the proxied link
+HISTORY_FILE_VARIABLE = "DASHDOCK_HISTORY_FILE"  # the server's history store, for dashdock.export_trace
 
 CLIENT_MIME_TYPE = "application/vnd.dashdock.client+json"
 PLOT_MIME_TYPE = "application/vnd.dashdock.plot+json"
@@ -23,6 +24,9 @@ MAX_RECORD_BYTES = 4096
 _KERNEL_ID = re.compile(r"^[A-Za-z0-9-]{1,64}$")
 _CLIENT_ID = re.compile(r"^[A-Za-z0-9_-]{1,80}$")
 _DASHBOARD = re.compile(r"^https?://[^\s/?#]{1,260}$")
+# Only a plain TCP scheduler can be recorded from another process (inproc:// lives in the
+# kernel; tls:// needs the kernel's certificates).
+_SCHEDULER = re.compile(r"^tcp://[^\s/?#]{1,260}$")
 
 
 def record_name(kernel_id: str, client_id: str) -> str:
@@ -43,4 +47,14 @@ def valid_record(document: Any) -> dict[str, Any] | None:
         return None
     if isinstance(started, bool) or not isinstance(started, (int, float)):
         return None
-    return {"kernel_id": kernel_id, "client_id": client_id, "dashboard": dashboard, "started": started}
+    # Optional (older kernels' records lack it); a malformed one is dropped, not the record.
+    scheduler = document.get("scheduler")
+    if not (isinstance(scheduler, str) and _SCHEDULER.match(scheduler)):
+        scheduler = None
+    return {
+        "kernel_id": kernel_id,
+        "client_id": client_id,
+        "dashboard": dashboard,
+        "started": started,
+        "scheduler": scheduler,
+    }

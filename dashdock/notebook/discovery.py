@@ -26,7 +26,7 @@ from dashdock.ids import derived_source_id
 from dashdock.kernel.protocol import MAX_RECORD_BYTES, RECORD_SUFFIX, valid_record
 from dashdock.sources.model import Source
 from dashdock.sources.registry import SourceRegistry
-from dashdock.targets import Allowlist, TargetError, parse_dashboard_url
+from dashdock.targets import Allowlist, TargetError, parse_dashboard_url, parse_target_segment
 
 KIND = "kernel"
 SCAN_INTERVAL = 2.0
@@ -39,6 +39,7 @@ class ClientRecord:
     dashboard: str  # normalised dashboard root URL
     started: float
     path: Path
+    scheduler: str | None = None  # tcp:// address, when the kernel reported one
 
 
 def kernel_source_id(kernel_id: str, dashboard: str | None = None) -> str:
@@ -128,6 +129,23 @@ class KernelClients:
             self._registry.point(source_id, label, KIND, dashboard)
         self.clients = clients
 
+    def schedulers(self) -> dict[str, str]:
+        """Source id -> scheduler address, for the kernels' sources whose scheduler is known and allowed.
+
+        A kernel's record is input: the address must be one the allowlist admits, as a dashboard's is.
+        """
+        found: dict[str, str] = {}
+        for record, source_id in self.clients.values():
+            if source_id is None or record.scheduler is None or source_id in found:
+                continue
+            try:
+                target = parse_target_segment(record.scheduler.removeprefix("tcp://"))
+            except TargetError:
+                continue
+            if self._allowlist.allows(target):
+                found[source_id] = record.scheduler
+        return found
+
     def _allowed(self, dashboard: str) -> bool:
         if self._allowlist.allows(parse_dashboard_url(dashboard).target):
             return True
@@ -171,7 +189,9 @@ def _read_records(directory: Path) -> list[ClientRecord]:
         except (OSError, ValueError, TargetError):
             continue
         kernel_id, client_id, started = record["kernel_id"], record["client_id"], record["started"]
-        records.append(ClientRecord(kernel_id, client_id, dashboard, started, Path(entry.path)))
+        records.append(
+            ClientRecord(kernel_id, client_id, dashboard, started, Path(entry.path), record["scheduler"])
+        )
     return records
 
 

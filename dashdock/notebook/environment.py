@@ -1,4 +1,4 @@
-"""What kernels started by this server inherit: a proxied dashboard link and dashdock's client preload.
+"""What kernels started by this server inherit: a proxied dashboard link, the client preload, the history.
 
 Kernels inherit the server's environment, and Dask reads its configuration from it, so both are
 set as environment variables, each only where the user has not set their own.
@@ -14,7 +14,12 @@ from pathlib import Path
 from jupyter_core.paths import jupyter_runtime_dir
 from jupyter_server.utils import url_path_join
 
-from dashdock.kernel.protocol import CLIENTS_DIR_VARIABLE, DASHBOARD_LINK_VARIABLE, PRELOAD_VARIABLE
+from dashdock.kernel.protocol import (
+    CLIENTS_DIR_VARIABLE,
+    DASHBOARD_LINK_VARIABLE,
+    HISTORY_FILE_VARIABLE,
+    PRELOAD_VARIABLE,
+)
 
 _DASK_DEFAULT_LINK = "{scheme}://{host}:{port}/status"
 _LOGGING_VARIABLE = "DASK_LOGGING"
@@ -54,6 +59,11 @@ def offer_client_preload(clients_dir: Path) -> None:
     os.environ[PRELOAD_VARIABLE] = repr([*preloads, _PRELOAD_FILE])
     os.environ[CLIENTS_DIR_VARIABLE] = str(clients_dir)
     _quiet_preload_logging()
+
+
+def offer_history_file(path: Path) -> None:
+    """Where ``dashdock.export_trace`` in a kernel finds the runs this server recorded."""
+    os.environ.setdefault(HISTORY_FILE_VARIABLE, str(path))
 
 
 def _quiet_preload_logging() -> None:

@@ -1,0 +1,54 @@
+"""``dashdock.export_trace``: a notebook's own run, written as a Chrome trace by the kernel itself.
+
+The kernel reads the store the server records into (its path comes in the environment the server
+gives kernels), so no request to the server and no token are needed; SQLite lets it read while the
+recorder writes.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from dashdock.history.model import Run
+from dashdock.history.store import HistoryStore
+from dashdock.history.trace import chrome_trace
+from dashdock.kernel.protocol import HISTORY_FILE_VARIABLE
+
+
+def export_trace(
+    client: Any,
+    path: str | os.PathLike[str],
+    start: float | None = None,
+    end: float | None = None,
+    store: str | os.PathLike[str] | None = None,
+) -> Path:
+    """Write the Chrome trace of what dashdock recorded of ``client``'s scheduler to ``path``.
+
+    ``client`` is a ``distributed.Client`` or a scheduler address; ``start`` and ``end`` (Unix
+    seconds) choose a window, else the whole run. The newest run of that scheduler is used. Open
+    the file in https://ui.perfetto.dev or chrome://tracing. Returns the path written.
+    """
+    address = client if isinstance(client, str) else client.scheduler.address
+    location = store or os.environ.get(HISTORY_FILE_VARIABLE)
+    if not location:
+        raise LookupError(
+            "This kernel was not started by a Jupyter server with dashdock's history "
+            "(c.DashdockApp.history); pass store= the path of a history.db."
+        )
+    if not Path(location).exists():
+        raise LookupError(f"There is no history store at {location}.")
+    history = HistoryStore.open(Path(location))
+    runs = [run for run in history.runs() if run.scheduler == address]
+    if not runs:
+        raise LookupError(
+            f"dashdock has not recorded the scheduler {address}: it records managed clusters and "
+            "notebooks' clients on tcp:// schedulers while the server runs."
+        )
+    run: Run = max(runs, key=lambda candidate: candidate.start)
+    target = Path(path)
+    with target.open("wb") as out:
+        for chunk in chrome_trace(history, run.id, start, end):
+            out.write(chunk)
+    return target

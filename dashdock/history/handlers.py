@@ -1,0 +1,162 @@
+"""``{base_url}dashdock/api/history``: recorded runs, their exports, and recording on or off per source."""
+
+from __future__ import annotations
+
+import math
+import re
+import tempfile
+from collections.abc import AsyncIterator, Iterator
+
+from jupyter_server.auth.decorator import authorized
+from tornado import web
+
+from dashdock.errors import Invalid
+from dashdock.history.model import Run
+from dashdock.history.parquet import tasks_parquet
+from dashdock.history.report import html_report
+from dashdock.history.service import HistoryService
+from dashdock.history.store import HistoryStore
+from dashdock.history.trace import chrome_trace
+from dashdock.http import DEFAULT_MAX_BODY, SOURCE_ID_ARG, ApiHandler
+
+# The report is our own page, but it shows task keys and exception texts that any code could
+# have chosen: it gets the sandbox proxied pages get, so nothing in it can act as the user.
+REPORT_POLICY = "sandbox allow-scripts; frame-ancestors 'self'"
+_UNSAFE_FILENAME = re.compile(r"[^A-Za-z0-9._-]+")
+# A run's id, or a source's id for its newest run (what a live run is known by).
+RUN_ID_ARG = r"(?P<run_id>[^/]{1,100})"
+CHUNK = 64 * 1024
+# A Parquet file is written whole before it is sent (its footer comes last): in memory up to this,
+# on disk beyond.
+_SPOOL_IN_MEMORY = 8 * 1024 * 1024
+
+
+def _parquet_chunks(
+    store: HistoryStore, run_id: str, start: float | None, end: float | None
+) -> Iterator[bytes]:
+    with tempfile.SpooledTemporaryFile(max_size=_SPOOL_IN_MEMORY) as spool:
+        tasks_parquet(store, run_id, start, end, spool)
+        spool.seek(0)
+        while chunk := spool.read(CHUNK):
+            yield chunk
+
+
+class HistoryAPIHandler(ApiHandler):
+    def initialize(self, history: HistoryService, max_body: int = DEFAULT_MAX_BODY) -> None:
+        super().initialize(max_body)
+        self.history = history
+
+    def window(self) -> tuple[float | None, float | None]:
+        """The ``start`` and ``end`` query arguments (Unix seconds), either may be left out."""
+        bounds = []
+        for name in ("start", "end"):
+            text = self.get_query_argument(name, "")
+            if not text:
+                bounds.append(None)
+                continue
+            try:
+                value = float(text)
+            except ValueError:
+                raise Invalid(f"'{name}' must be a time in Unix seconds.") from None
+            if not math.isfinite(value):
+                raise Invalid(f"'{name}' must be a time in Unix seconds.")
+            bounds.append(value)
+        start, end = bounds
+        if start is not None and end is not None and end < start:
+            raise Invalid("'end' must not be before 'start'.")
+        return start, end
+
+    def attachment(self, run: Run, suffix: str) -> None:
+        name = _UNSAFE_FILENAME.sub("-", run.name).strip("-") or "run"
+        self.set_header("Content-Disposition", f'attachment; filename="dashdock-{name}-{suffix}"')
+
+    async def send_chunks(self, chunks: AsyncIterator[bytes]) -> None:
+        async for chunk in chunks:
+            self.write(chunk)
+            await self.flush()
+        self.finish()
+
+
+class RunsHandler(HistoryAPIHandler):
+    @web.authenticated
+    @authorized
+    async def get(self) -> None:
+        runs = await self.history.runs()
+        self.finish_json({"runs": [run.to_json() for run in sorted(runs, key=lambda r: r.start)]})
+
+
+class RunHandler(HistoryAPIHandler):
+    @web.authenticated
+    @authorized
+    async def get(self, run_id: str) -> None:
+        run = await self.history.find(run_id)
+        self.finish_json({**run.to_json(), "recording": self.history.is_recording(run.source)})
+
+    @web.authenticated
+    @authorized
+    async def delete(self, run_id: str) -> None:
+        await self.history.delete(run_id)
+        self.set_status(204)
+        self.finish()
+
+
+class RecordingHandler(HistoryAPIHandler):
+    """``PUT .../history/{source id}/recording`` ``{"enabled": bool}``: the sidebar's switch."""
+
+    @web.authenticated
+    @authorized
+    async def put(self, source_id: str) -> None:
+        enabled = self.read_json_body().get("enabled")
+        if not isinstance(enabled, bool):
+            raise Invalid("'enabled' must be true or false.")
+        await self.history.set_recording(source_id, enabled)
+        self.finish_json({"source": source_id, "recording": self.history.is_recording(source_id)})
+
+
+class TraceHandler(HistoryAPIHandler):
+    @web.authenticated
+    @authorized
+    async def get(self, run_id: str) -> None:
+        run = await self.history.find(run_id)
+        start, end = self.window()
+        self.set_header("Content-Type", "application/json")
+        self.attachment(run, "trace.json")
+        await self.send_chunks(self.history.stream(lambda store: chrome_trace(store, run.id, start, end)))
+
+
+class ParquetHandler(HistoryAPIHandler):
+    @web.authenticated
+    @authorized
+    async def get(self, run_id: str) -> None:
+        run = await self.history.find(run_id)
+        start, end = self.window()
+        self.set_header("Content-Type", "application/vnd.apache.parquet")
+        self.attachment(run, "tasks.parquet")
+        await self.send_chunks(self.history.stream(lambda store: _parquet_chunks(store, run.id, start, end)))
+
+
+class ReportHandler(HistoryAPIHandler):
+    @web.authenticated
+    @authorized
+    async def get(self, run_id: str) -> None:
+        run = await self.history.find(run_id)
+        start, end = self.window()
+        page = await self.history.read(lambda store: html_report(store, run.id, start, end))
+        self.set_header("Content-Security-Policy", REPORT_POLICY)
+        if self.get_query_argument("download", ""):
+            self.attachment(run, "report.html")
+        # Jupyter's APIHandler would call any finished body JSON.
+        self.finish(page, set_content_type="text/html; charset=UTF-8")
+
+
+def routes(history: HistoryService, max_body: int) -> list[tuple[str, type[ApiHandler], dict[str, object]]]:
+    services = {"history": history, "max_body": max_body}
+    run = rf"/dashdock/api/history/{RUN_ID_ARG}"
+    return [
+        (r"/dashdock/api/history", RunsHandler, services),
+        (run, RunHandler, services),
+        (rf"/dashdock/api/history/{SOURCE_ID_ARG}/recording", RecordingHandler, services),
+        (run + "/trace", TraceHandler, services),
+        (run + "/tasks.parquet", ParquetHandler, services),
+        (run + "/report", ReportHandler, services),
+    ]

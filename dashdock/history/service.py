@@ -1,0 +1,285 @@
+"""The history service in the server: what is recorded, the recorder process kept running, the store read.
+
+Every few seconds the service compares the schedulers dashdock knows (managed clusters, notebooks'
+clients) with what the recorder records, and tells it to start or stop. The recorder is one
+process (recorder.py) spoken to over pipes, as the cluster hosts are, so reading schedulers never
+runs on the server's event loop; the store is read in worker threads for the same reason. A
+recorder that dies is started again (a bounded number of times), and runs it left open are ended.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import sys
+import time
+from collections.abc import AsyncIterator, Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from dashdock.errors import NotFound, Unavailable
+from dashdock.history.model import Run
+from dashdock.history.store import HistoryStore
+from dashdock.ids import new_source_id
+from dashdock.sources.registry import SourceRegistry
+
+SYNC_INTERVAL = 2.0
+RETENTION_INTERVAL = 600.0
+# A recorder that keeps dying is not started again for ever: the user gets the reason instead.
+MAX_RESTARTS = 5
+STOP_TIMEOUT = 10.0
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class HistorySettings:
+    """The history traits of the extension."""
+
+    enabled: bool
+    store: Path
+    max_bytes: int
+    max_age: float  # seconds
+    max_runs: int  # recorded at once
+
+
+class HistoryService:
+    """Decides what is recorded, supervises the recorder process and answers questions about runs."""
+
+    def __init__(
+        self,
+        settings: HistorySettings,
+        registry: SourceRegistry,
+        schedulers: Callable[[], dict[str, str]],
+        log: logging.Logger,
+    ) -> None:
+        self.settings = settings
+        self._registry = registry
+        self._schedulers = schedulers  # source id -> scheduler address, of every recordable source
+        self._log = log
+        self._store: HistoryStore | None = None
+        self._recorder: asyncio.subprocess.Process | None = None
+        self._reader: asyncio.Task[None] | None = None
+        self._loop_task: asyncio.Task[None] | None = None
+        self._recording: dict[str, str] = {}  # source id -> run id
+        self._paused: set[str] = set()  # sources the user stopped recording
+        self._restarts = 0
+        self.problem: str | None = None  # why nothing is recorded, for the user
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        if not self.settings.enabled:
+            return
+        try:
+            self._store = await asyncio.to_thread(HistoryStore.open, self.settings.store)
+        except OSError as exc:
+            self.problem = f"The history store {self.settings.store} cannot be opened: {exc}"
+            self._log.warning("dashdock: %s", self.problem)
+            return
+        if self._store.warning:
+            self._log.warning("dashdock: %s", self._store.warning)
+        await asyncio.to_thread(self._end_orphaned_runs)
+        self._loop_task = asyncio.ensure_future(self._run_forever())
+
+    async def stop(self) -> None:
+        if self._loop_task is not None:
+            self._loop_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._loop_task
+        recorder = self._recorder
+        if recorder is not None and recorder.returncode is None:
+            with contextlib.suppress(OSError):
+                self._send({"op": "quit"})
+            try:
+                await asyncio.wait_for(recorder.wait(), STOP_TIMEOUT)
+            except TimeoutError:
+                recorder.kill()
+        if self._store is not None:
+            await asyncio.to_thread(self._end_orphaned_runs)
+
+    # -- what is recorded --------------------------------------------------------------------
+
+    def is_recording(self, source_id: str) -> bool:
+        return source_id in self._recording
+
+    async def set_recording(self, source_id: str, enabled: bool) -> None:
+        """Stop or resume recording one source (the sidebar's switch)."""
+        if enabled:
+            self._paused.discard(source_id)
+        else:
+            self._paused.add(source_id)
+        await self._sync()
+
+    async def _run_forever(self) -> None:
+        next_retention = 0.0
+        while True:
+            try:
+                await self._sync()
+                if time.monotonic() >= next_retention:
+                    next_retention = time.monotonic() + RETENTION_INTERVAL
+                    await self._enforce_retention()
+            except Exception:  # the loop must survive a bad tick; the next one tries again
+                self._log.exception("dashdock: history sync failed")
+            await asyncio.sleep(SYNC_INTERVAL)
+
+    async def _sync(self) -> None:
+        if self._store is None or not await self._ensure_recorder():
+            return
+        wanted = {
+            source_id: scheduler
+            for source_id, scheduler in self._schedulers().items()
+            if source_id not in self._paused
+        }
+        for source_id in list(self._recording):
+            if source_id not in wanted:
+                self._send({"op": "stop", "run_id": self._recording.pop(source_id)})
+        for source_id, scheduler in wanted.items():
+            if source_id in self._recording:
+                continue
+            if len(self._recording) >= self.settings.max_runs:
+                self._log.warning(
+                    "dashdock: %s is not recorded: %d sources are recorded already (history_max_recorded)",
+                    source_id,
+                    self.settings.max_runs,
+                )
+                continue
+            run = Run(
+                id=new_source_id(),
+                source=source_id,
+                name=self._source_name(source_id),
+                scheduler=scheduler,
+                start=time.time(),
+            )
+            self._recording[source_id] = run.id
+            self._send({"op": "record", "run": run.to_store_json()})
+
+    def _source_name(self, source_id: str) -> str:
+        with contextlib.suppress(Exception):
+            return self._registry.get(source_id).name
+        return source_id
+
+    # -- the recorder process ----------------------------------------------------------------
+
+    async def _ensure_recorder(self) -> bool:
+        if self._recorder is not None and self._recorder.returncode is None:
+            return True
+        if self._recorder is not None:
+            self._recording.clear()  # its runs ended with it
+            await asyncio.to_thread(self._end_orphaned_runs)
+            self._restarts += 1
+            if self._restarts > MAX_RESTARTS:
+                if self.problem is None:
+                    self.problem = "The history recorder stopped working; see the server log."
+                    self._log.error(
+                        "dashdock: the history recorder exited %d times; not restarted", MAX_RESTARTS
+                    )
+                return False
+        self._recorder = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "dashdock.history.recorder",
+            str(self.settings.store),
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+        )
+        self._reader = asyncio.ensure_future(self._read_events(self._recorder))
+        return True
+
+    def _send(self, command: dict[str, Any]) -> None:
+        recorder = self._recorder
+        if recorder is None or recorder.stdin is None or recorder.returncode is not None:
+            return
+        recorder.stdin.write(json.dumps(command).encode() + b"\n")
+
+    async def _read_events(self, recorder: asyncio.subprocess.Process) -> None:
+        assert recorder.stdout is not None
+        async for line in recorder.stdout:
+            try:
+                event = json.loads(line)
+            except ValueError:
+                continue
+            kind, run_id = event.get("event"), event.get("run_id")
+            if kind == "ended":
+                for source_id, recorded in list(self._recording.items()):
+                    if recorded == run_id:
+                        del self._recording[source_id]
+                        # A source that is still there but whose scheduler went away and came back
+                        # is recorded again as a new run on the next sync.
+            elif kind == "gap":
+                self._log.warning(
+                    "dashdock: history of %s missed %s tasks (the scheduler's task stream overflowed)",
+                    run_id,
+                    event.get("missed"),
+                )
+            elif kind == "error":
+                self._log.warning("dashdock: history of %s: %s", run_id, event.get("message"))
+
+    # -- the store, read in threads ----------------------------------------------------------
+
+    def _end_orphaned_runs(self) -> None:
+        """Runs left open by a recorder that is gone end now: they are not live any more."""
+        store = self._store
+        if store is None:
+            return
+        recording = set(self._recording.values())
+        for run in store.runs():
+            if run.live and run.id not in recording:
+                store.end_run(run.id, time.time())
+
+    async def _enforce_retention(self) -> None:
+        store = self._require_store()
+        deleted = await asyncio.to_thread(
+            store.enforce_retention, self.settings.max_bytes, self.settings.max_age, time.time()
+        )
+        if deleted:
+            self._log.info("dashdock: history retention deleted %d old runs", len(deleted))
+
+    def _require_store(self) -> HistoryStore:
+        if self._store is None:
+            raise Unavailable(self.problem or "History is turned off (c.DashdockApp.history = False).")
+        return self._store
+
+    async def runs(self) -> list[Run]:
+        store = self._require_store()
+        return await asyncio.to_thread(store.runs)
+
+    async def find(self, run_or_source_id: str) -> Run:
+        """A run by its id, or the newest run of a source (a live source's run goes by the source's id)."""
+        runs = await self.runs()
+        for run in runs:
+            if run.id == run_or_source_id:
+                return run
+        of_source = [run for run in runs if run.source == run_or_source_id]
+        if not of_source:
+            raise NotFound(f"No recorded run {run_or_source_id}.")
+        return max(of_source, key=lambda run: run.start)
+
+    async def delete(self, run_or_source_id: str) -> None:
+        run = await self.find(run_or_source_id)
+        if run.live:
+            source_id = next((s for s, r in self._recording.items() if r == run.id), None)
+            if source_id is not None:
+                await self.set_recording(source_id, False)
+        store = self._require_store()
+        await asyncio.to_thread(store.delete_run, run.id)
+
+    async def read(self, produce: Callable[[HistoryStore], T]) -> T:
+        """Run a reading function against the store in a worker thread."""
+        store = self._require_store()
+        return await asyncio.to_thread(produce, store)
+
+    async def stream(self, produce: Callable[[HistoryStore], Iterator[bytes]]) -> AsyncIterator[bytes]:
+        """The chunks of an export, each made in a worker thread; stops when the consumer does."""
+        store = self._require_store()
+        chunks = produce(store)
+        try:
+            while (chunk := await asyncio.to_thread(next, chunks, None)) is not None:
+                yield chunk
+        finally:
+            close = getattr(chunks, "close", None)
+            if close is not None:
+                await asyncio.to_thread(close)

@@ -1,0 +1,309 @@
+"""The History view's pages: a recorded run drawn with Bokeh, served sandboxed, BokehJS from this server."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _support import Jupyter
+
+from dashdock.errors import NotFound
+from dashdock.history.handlers import REPORT_POLICY
+from dashdock.history.model import Gap, Run, Span, TaskRecord, WorkerSample
+from dashdock.history.pages import PAGES, PageAssets, PageLimits, history_page
+from dashdock.history.store import HistoryStore
+from dashdock.history.views import bokeh_static_dir, bokeh_version
+
+T0 = 1_764_000_000.0
+RUN = "0123456789ab"
+SOURCE = "fedcba987654"
+WORKERS = ("tcp://127.0.0.1:40001", "tcp://127.0.0.1:40002")
+EVIL = "<script>alert(1)</script>"
+ASSETS = PageAssets("/base/dashdock/bokeh/", "9.9.9", "/base/dashdock/bokeh/page.js?v=abc")
+
+
+def burst(first: int, count: int, at: float, group: str = "inc") -> list[TaskRecord]:
+    """``count`` tasks from ``at`` on, 10 ms apart, on two workers of two threads; every third fetched
+    its input from the other worker first."""
+    tasks = []
+    for n in range(first, first + count):
+        start = at + (n - first) * 0.01
+        spans: tuple[Span, ...] = (Span("compute", start, start + 0.02),)
+        if n % 3 == 0:
+            spans = (Span("transfer", start, start + 0.005), Span("compute", start + 0.005, start + 0.02))
+        tasks.append(
+            TaskRecord(
+                key=f"('{group}', {n})",
+                group=group,
+                worker=WORKERS[n % 2],
+                thread=100 + (n // 2) % 2,
+                start=start,
+                stop=start + 0.02,
+                status="OK",
+                spans=spans,
+            )
+        )
+    return tasks
+
+
+def erred(key: str, at: float, group: str = "boom") -> TaskRecord:
+    return TaskRecord(key, group, WORKERS[0], 100, at, at + 0.01, "error", (Span("compute", at, at + 0.01),))
+
+
+def record(store: HistoryStore, t0: float = T0) -> None:
+    """A 40 s run: a burst of 100 ``inc`` tasks at 0 s, one of 50 ``dec`` at 20 s, an erred task with a
+    hostile key at 21 s, a gap at 10 s, and both workers' memory every second."""
+    store.begin_run(
+        Run(id=RUN, source=SOURCE, name="Cluster <1>", scheduler="tcp://127.0.0.1:1", start=t0, end=t0 + 40)
+    )
+    store.add_tasks(RUN, burst(0, 100, t0 + 0.5) + burst(0, 50, t0 + 20, group="dec"))
+    store.add_tasks(RUN, [erred(EVIL, t0 + 21)])
+    store.add_gap(RUN, Gap(t0 + 10, t0 + 11, missed=42))
+    store.add_worker_samples(
+        RUN,
+        [
+            WorkerSample(t0 + s, worker, (1 + i) * 100 * 2**20, 50 * 2**20, 2**20 if s >= 30 else 0, 5.0)
+            for s in range(40)
+            for i, worker in enumerate(WORKERS)
+        ],
+    )
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[HistoryStore]:
+    opened = HistoryStore.open(tmp_path / "history.db")
+    record(opened)
+    yield opened
+    opened.close()
+
+
+def document_of(page: str) -> Any:
+    """The Bokeh document embedded in a page, as BokehJS reads it."""
+    (text,) = re.findall(r'<script type="application/json" id="[^"]+">(.*?)</script>', page, re.DOTALL)
+    return json.loads(html.unescape(text))
+
+
+def strings_in(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for inner in value.values():
+            yield from strings_in(inner)
+    elif isinstance(value, list):
+        for inner in value:
+            yield from strings_in(inner)
+
+
+def column(document: Any, name: str) -> list[Any]:
+    """Every value of the data column ``name`` in the document's data sources."""
+    found: list[Any] = []
+
+    def visit(value: Any) -> None:
+        if isinstance(value, dict):
+            if value.get("type") == "map" and isinstance(value.get("entries"), list):
+                for key, inner in value["entries"]:
+                    if key == name and isinstance(inner, list):
+                        found.extend(inner)
+            for inner in value.values():
+                visit(inner)
+        elif isinstance(value, list):
+            for inner in value:
+                visit(inner)
+
+    visit(document)
+    return found
+
+
+# -- the pages, as their builders make them --------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", PAGES)
+def test_each_page_loads_dashdocks_script_first_and_bokehjs_from_this_server(
+    store: HistoryStore, name: str
+) -> None:
+    page = history_page(store, RUN, name, None, None, ASSETS)
+    scripts = re.findall(r"<script(?: src=\"([^\"]*)\")?[^>]*>", page)
+    assert scripts[0] == "/base/dashdock/bokeh/page.js?v=abc"
+    assert "/base/dashdock/bokeh/static/js/bokeh.min.js?v=9.9.9" in scripts
+    assert all(not src or src.startswith("/base/dashdock/bokeh/") for src in scripts)
+    assert "cdn.bokeh.org" not in page
+    assert "<title>Cluster &lt;1&gt;:" in page  # the run's name is escaped
+    assert document_of(page)  # the embedded document is valid JSON
+    assert '"sizing_mode":"stretch_both"' in page
+
+
+def test_a_hostile_task_key_is_data_in_the_page_never_markup(store: HistoryStore) -> None:
+    page = history_page(store, RUN, "task-stream", None, None, ASSETS)
+    assert EVIL not in page
+    assert EVIL in column(document_of(page), "key")
+
+
+def test_the_task_stream_of_a_window_draws_exactly_the_tasks_in_it(store: HistoryStore) -> None:
+    page = history_page(store, RUN, "task-stream", T0 + 19, T0 + 22, ASSETS)
+    keys = set(column(document_of(page), "key"))
+    assert keys == {f"('dec', {n})" for n in range(50)} | {EVIL}
+    colours = column(document_of(page), "color")
+    assert "red" in colours  # transfers, as Dask draws them
+    assert "50 tasks" not in page and "51 tasks on 4 worker threads" in page
+
+
+def test_a_task_stream_with_more_than_it_draws_says_so(store: HistoryStore) -> None:
+    page = history_page(store, RUN, "task-stream", None, None, ASSETS, PageLimits(rects=30))
+    assert 0 < len(column(document_of(page), "key")) <= 30
+    assert "this window holds more tasks" in page
+
+
+def test_progress_counts_the_tasks_each_group_finished_in_the_window(store: HistoryStore) -> None:
+    page = history_page(store, RUN, "progress", T0 + 19, T0 + 40, ASSETS)
+    document = document_of(page)
+    finished = zip(column(document, "memory"), column(document, "erred"), strict=True)
+    counts = dict(zip(column(document, "group"), finished, strict=True))
+    assert counts == {"dec": (50, 0), "boom": (0, 1)}
+    assert "51 tasks finished in this window, 1 erred" in page
+
+
+def test_memory_shows_each_worker_and_the_total(store: HistoryStore) -> None:
+    page = history_page(store, RUN, "memory", T0 + 25, T0 + 35, ASSETS)
+    document = document_of(page)
+    assert set(column(document, "worker")) == set(WORKERS)
+    totals = column(document, "managed")
+    assert 300 * 2**20 in totals  # both workers' managed memory summed
+    assert "2 workers" in page
+
+
+def test_the_overview_shows_the_whole_run_its_gaps_and_posts_the_chosen_window(store: HistoryStore) -> None:
+    page = history_page(store, RUN, "overview", None, None, ASSETS)
+    document = document_of(page)
+    assert sum(column(document, "tasks")) == 151
+    assert "missed 42 tasks" in set(strings_in(document))
+    code = "\n".join(s for s in strings_in(document) if "postMessage" in s)
+    assert "dashdock:history-window" in code and "setTimeout" in code
+    assert "DocumentReady" in page or "document_ready" in page  # the first window, posted on load
+
+
+def test_the_overview_of_a_run_with_more_samples_than_it_reads_still_spans_the_run(
+    store: HistoryStore,
+) -> None:
+    page = history_page(store, RUN, "overview", None, None, ASSETS, PageLimits(samples=40, memory_points=8))
+    document = document_of(page)
+    times = [t for t in column(document, "time") if isinstance(t, float | int)]
+    assert min(times) < (T0 + 6) * 1000 and max(times) > (T0 + 34) * 1000
+    assert 300 * 2**20 in column(document, "managed")  # both workers, summed
+
+
+def test_the_overview_of_a_window_draws_the_brush_there(store: HistoryStore) -> None:
+    page = history_page(store, RUN, "overview", T0 + 5, T0 + 10, ASSETS)
+    assert f'"start":{(T0 + 5) * 1000}' in page and f'"end":{(T0 + 10) * 1000}' in page
+
+
+def test_an_unknown_page_or_run_is_not_found(store: HistoryStore) -> None:
+    with pytest.raises(NotFound):
+        history_page(store, RUN, "nope", None, None, ASSETS)
+    with pytest.raises(NotFound):
+        history_page(store, "aaaaaaaaaaaa", "overview", None, None, ASSETS)
+
+
+# -- over HTTP -------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def recorded(sources_file: Path) -> Iterator[float]:
+    """The run, in the store the server under test reads; recorded a minute ago (retention keeps
+    it); its start is the value."""
+    t0 = time.time() - 60
+    opened = HistoryStore.open(sources_file.with_name("history.db"))
+    record(opened, t0)
+    yield t0
+    opened.close()
+
+
+async def test_a_page_is_served_sandboxed_with_the_runs_data(jupyter: Jupyter, recorded: float) -> None:
+    window = f"start={recorded + 19}&end={recorded + 22}"
+    response = await jupyter.fetch(f"dashdock/api/history/{RUN}/view/task-stream?{window}")
+    assert response.code == 200
+    assert response.headers["Content-Type"].startswith("text/html")
+    assert response.headers["Content-Security-Policy"] == REPORT_POLICY
+    page = response.body.decode()
+    assert EVIL not in page and EVIL in column(document_of(page), "key")
+    assert jupyter.path("dashdock/bokeh/static/js/bokeh.min.js") in page
+
+
+async def test_a_page_needs_the_users_login(jupyter: Jupyter, recorded: float) -> None:
+    response = await jupyter.fetch(f"dashdock/api/history/{RUN}/view/overview", auth=False)
+    assert response.code in (302, 403)
+    assert b"bokeh" not in response.body
+
+
+@pytest.mark.parametrize(
+    ("path", "status"),
+    [
+        ("aaaaaaaaaaaa/view/overview", 404),
+        (f"{RUN}/view/nope", 404),
+        (f"{RUN}/view/overview?start=soon", 400),
+        (f"{RUN}/view/overview?start={T0 + 5}&end={T0}", 400),  # end before start
+        (f"{RUN}/view/memory?end=nan", 400),
+    ],
+)
+async def test_an_unknown_run_or_page_or_a_bad_window_is_a_json_error(
+    jupyter: Jupyter, recorded: float, path: str, status: int
+) -> None:
+    code, body = await jupyter.api("GET", f"history/{path}")
+    assert code == status
+    assert isinstance(body["message"], str) and body["message"]
+
+
+async def test_bokehjs_is_served_to_pages_without_a_cookie_and_cached_for_its_version(
+    jupyter: Jupyter,
+) -> None:
+    response = await jupyter.fetch(f"dashdock/bokeh/static/js/bokeh.min.js?v={bokeh_version()}", auth=False)
+    assert response.code == 200
+    assert response.body == (bokeh_static_dir() / "js" / "bokeh.min.js").read_bytes()
+    assert "javascript" in response.headers["Content-Type"]
+    assert "immutable" in response.headers["Cache-Control"]
+    assert response.headers["X-Content-Type-Options"] == "nosniff"
+
+
+async def test_the_page_script_is_served_to_pages_without_a_cookie(jupyter: Jupyter, recorded: float) -> None:
+    from dashdock.proxy.page.script import page_script
+
+    page = (await jupyter.fetch(f"dashdock/api/history/{RUN}/view/overview")).body.decode()
+    match = re.search(r'<script src="([^"]*/page\.js\?v=[0-9a-f]+)"></script>', page)
+    assert match is not None
+    response = await jupyter.fetch(html.unescape(match[1]), auth=False, absolute=True)
+    assert response.code == 200
+    assert response.body == page_script()
+    assert "javascript" in response.headers["Content-Type"]
+    assert "immutable" in response.headers["Cache-Control"]
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "../__init__.py",
+        "js/../../__init__.py",
+        "%2e%2e/%2e%2e/__init__.py",
+        "js/..%2f..%2f..%2f__init__.py",
+        "/etc/passwd",
+        "js/",
+        "js/bokeh.min.js.map",
+        "lib",
+    ],
+)
+async def test_the_static_route_serves_nothing_outside_bokehs_scripts(jupyter: Jupyter, path: str) -> None:
+    response = await jupyter.fetch(f"dashdock/bokeh/static/{path}", auth=False)
+    assert response.code in (403, 404)
+    assert b"import" not in response.body and b"root:" not in response.body
+
+
+async def test_the_static_route_serves_no_file_but_scripts_and_style_sheets(jupyter: Jupyter) -> None:
+    other = next(p for p in bokeh_static_dir().rglob("*") if p.is_file() and p.suffix not in (".js", ".css"))
+    response = await jupyter.fetch(
+        f"dashdock/bokeh/static/{other.relative_to(bokeh_static_dir())}", auth=False
+    )
+    assert response.code == 404
