@@ -8,15 +8,17 @@
  * - clusters/  clusters the server manages, and the sidebar's Clusters section
  * - panes/     plots docked in the main area
  * - notebook/  what dashdock shows in notebooks
+ * - history/   recorded runs: the sidebar's History section, History views and window panes
  * - plugins/   JupyterLab plugins: they only wire the above
  *
- * Feature directories (sources, clusters, panes, notebook) import api/, ui/ and tokens.ts, never
+ * Feature directories (sources, clusters, panes, notebook, history) import api/, ui/ and tokens.ts, never
  * each other: what they share goes through the public tokens.
  */
 
 import { JupyterFrontEndPlugin } from '@jupyterlab/application';
 
 import { clustersPlugin } from './plugins/clusters';
+import { historyPlugin } from './plugins/history';
 import { notebookPlugin } from './plugins/notebook';
 import { panesPlugin } from './plugins/panes';
 import { sidebarPlugin } from './plugins/sidebar';
@@ -29,6 +31,7 @@ const plugins: JupyterFrontEndPlugin<any>[] = [
   panesPlugin,
   clustersPlugin,
   sidebarPlugin,
-  notebookPlugin
+  notebookPlugin,
+  historyPlugin
 ];
 export default plugins;

@@ -142,6 +142,10 @@ export namespace CommandIDs {
   export const populateAndLaunch = 'dask:populate-and-launch-layout';
   export const launchCluster = 'dashdock:launch-cluster';
   export const insertClientCode = 'dashdock:insert-client-code';
+  /** `{source or id, start?, end?}`: the History view of a recorded run. */
+  export const openHistory = 'dashdock:open-history';
+  /** `{id, start?, end?}`: download a run's Chrome trace (a window of it when given). */
+  export const exportTrace = 'dashdock:export-trace';
 }
 
 /**

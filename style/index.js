@@ -5,3 +5,4 @@ import './workers.css';
 import './panes.css';
 import './clusters.css';
 import './notebook.css';
+import './history.css';

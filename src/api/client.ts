@@ -8,6 +8,9 @@ import { ServerConnection } from '@jupyterlab/services';
 import {
   ICluster,
   IClusterListing,
+  IHistoryRun,
+  IHistoryRunDetail,
+  IHistoryWindow,
   IPaneState,
   IPlot,
   ISource,
@@ -185,4 +188,64 @@ export function summary(
     query.set('kernel', kernel);
   }
   return requestAPI<ISummary>(`summary?${query.toString()}`);
+}
+
+/**
+ * The recorded runs, in the server's order (oldest first).
+ */
+export async function listRuns(): Promise<IHistoryRun[]> {
+  return (await requestAPI<{ runs: IHistoryRun[] }>('history')).runs;
+}
+
+/** One run (by its id, or its source's id while recorded), and whether its source is recorded. */
+export function getRun(id: string): Promise<IHistoryRunDetail> {
+  return requestAPI<IHistoryRunDetail>(`history/${encodeURIComponent(id)}`);
+}
+
+export async function deleteRun(id: string): Promise<void> {
+  await requestAPI<void>(`history/${encodeURIComponent(id)}`, {
+    method: 'DELETE'
+  });
+}
+
+/** Turn the recording of one source on or off; resolves to whether it is recorded now. */
+export async function setRecording(
+  source: string,
+  enabled: boolean
+): Promise<boolean> {
+  const answer = await requestAPI<{ recording: boolean }>(
+    `history/${encodeURIComponent(source)}/recording`,
+    { method: 'PUT', body: JSON.stringify({ enabled }) }
+  );
+  return answer.recording;
+}
+
+/**
+ * The URL of something the server makes of a run: an export (`trace`, `tasks.parquet`,
+ * `report`) or a page (`view/overview`, `view/task-stream`, ...), for a window when one is given.
+ */
+export function historyURL(
+  id: string,
+  what: string,
+  window: IHistoryWindow = {},
+  extra: Record<string, string> = {}
+): string {
+  const query = new URLSearchParams();
+  for (const key of ['start', 'end'] as const) {
+    const value = window[key];
+    if (value !== undefined && Number.isFinite(value)) {
+      query.set(key, String(value));
+    }
+  }
+  for (const [key, value] of Object.entries(extra)) {
+    query.set(key, value);
+  }
+  const url = URLExt.join(
+    ServerConnection.makeSettings().baseUrl,
+    'dashdock/api/history',
+    encodeURIComponent(id),
+    what
+  );
+  const search = query.toString();
+  return search ? `${url}?${search}` : url;
 }

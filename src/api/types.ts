@@ -140,3 +140,36 @@ export interface ISummary {
   } | null;
   message: string;
 }
+
+/**
+ * One recorded run of a source, as `GET history` lists it (times in Unix seconds).
+ */
+export interface IHistoryRun {
+  /** The run's id; for a run being recorded now, its source's id. */
+  id: string;
+  source: string;
+  name: string;
+  start: number;
+  /** When recording stopped; null while it goes on. */
+  end: number | null;
+  tasks: number;
+  /** Tasks the recorder could not read (the scheduler's buffer overflowed between two reads). */
+  missed: number;
+  /** Whether it is being recorded now. */
+  live: boolean;
+}
+
+/**
+ * One run as `GET history/{id}` describes it: whether its source is being recorded now, too.
+ */
+export interface IHistoryRunDetail extends IHistoryRun {
+  recording: boolean;
+}
+
+/**
+ * A time window of a run, in Unix seconds; both ends left out means the whole run.
+ */
+export interface IHistoryWindow {
+  start?: number;
+  end?: number;
+}

@@ -12,6 +12,7 @@ import { SidePanel } from '@jupyterlab/ui-components';
 import { Widget } from '@lumino/widgets';
 
 import { ClustersSection } from '../clusters/view';
+import { HistorySection } from '../history/section';
 import { PlotsSection } from '../sources/plots';
 import { SourcesSection } from '../sources/view';
 import { WorkersSection } from '../sources/workers';
@@ -67,6 +68,7 @@ export const sidebarPlugin: JupyterFrontEndPlugin<void> = {
         1
       );
     }
+    shares.set(new HistorySection(options), 0);
     shares.forEach((_, section) => sidebar.addWidget(section));
     shareSections(sidebar, shares);
 
