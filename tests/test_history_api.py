@@ -16,6 +16,7 @@ import pytest
 from _support import Jupyter
 from distributed import Client
 
+import dashdock
 from dashdock.history.store import HistoryStore
 
 START = 120.0
@@ -71,6 +72,13 @@ async def test_a_managed_cluster_is_recorded_kept_exported_and_deleted(
     assert all(e["dur"] > 0 for e in computes)
     processes = {e["pid"] for e in events if e.get("name") == "process_name"}
     assert {e["pid"] for e in computes} <= processes
+
+    # A kernel of this server writes the same trace itself (the server gave kernels the store's path).
+    written = await asyncio.to_thread(
+        dashdock.export_trace, cluster["scheduler"], sources_file.with_name("run.json")
+    )
+    exported = json.loads(written.read_text())["traceEvents"]
+    assert sorted(e["args"]["key"] for e in exported if e.get("cat") == "compute") == sorted(keys)
 
     # The task table as Parquet, and a report page that runs sandboxed.
     parquet = await jupyter.fetch(f"dashdock/api/history/{source}/tasks.parquet")
@@ -140,6 +148,17 @@ async def test_a_bad_window_is_a_bad_request(jupyter: Jupyter, query: str, messa
     await jupyter.api("DELETE", f"clusters/{cluster['id']}")
 
 
+def test_export_trace_says_why_when_nothing_was_recorded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("DASHDOCK_HISTORY_FILE", raising=False)
+    with pytest.raises(LookupError, match="not started by a Jupyter server with dashdock's history"):
+        dashdock.export_trace("tcp://127.0.0.1:1", tmp_path / "t.json")
+    HistoryStore.open(tmp_path / "history.db")
+    with pytest.raises(LookupError, match=r"has not recorded the scheduler tcp://127\.0\.0\.1:1"):
+        dashdock.export_trace("tcp://127.0.0.1:1", tmp_path / "t.json", store=tmp_path / "history.db")
+
+
 async def test_an_unknown_run_is_not_found(jupyter: Jupyter) -> None:
     for path in ("history/0123456789ab", "history/0123456789ab/trace", "history/../etc"):
         response = await jupyter.fetch(f"dashdock/api/{path}")
@@ -163,3 +182,17 @@ async def _ended(jupyter: Jupyter, source: str) -> bool:
 
 async def _live_runs(jupyter: Jupyter, source: str, count: int) -> bool:
     return sum(run["source"] == source and run["live"] for run in await runs(jupyter)) == count
+
+
+class TestHistoryTurnedOff:
+    @pytest.fixture
+    def dashdock_config(self) -> dict[str, Any]:
+        return {"history": False}
+
+    async def test_nothing_is_recorded_and_the_api_says_why(
+        self, jupyter: Jupyter, sources_file: Path
+    ) -> None:
+        code, body = await jupyter.api("GET", "history")
+        assert code == 404
+        assert "History is turned off" in body["message"]
+        assert not sources_file.with_name("history.db").exists()

@@ -82,7 +82,12 @@ class RunsHandler(HistoryAPIHandler):
     @authorized
     async def get(self) -> None:
         runs = await self.history.runs()
-        self.finish_json({"runs": [run.to_json() for run in sorted(runs, key=lambda r: r.start)]})
+        self.finish_json(
+            {
+                "runs": [run.to_json() for run in sorted(runs, key=lambda r: r.start)],
+                "problem": self.history.problem,  # e.g. a recorder that kept dying; None when well
+            }
+        )
 
 
 class RunHandler(HistoryAPIHandler):

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from dashdock.errors import NotFound, Unavailable
+from dashdock.errors import NotFound
 from dashdock.history.model import Run
 from dashdock.history.store import HistoryStore
 from dashdock.ids import new_source_id
@@ -240,7 +240,7 @@ class HistoryService:
 
     def _require_store(self) -> HistoryStore:
         if self._store is None:
-            raise Unavailable(self.problem or "History is turned off (c.DashdockApp.history = False).")
+            raise NotFound(self.problem or "History is turned off (c.DashdockApp.history = False).")
         return self._store
 
     async def runs(self) -> list[Run]:

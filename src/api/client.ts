@@ -194,7 +194,15 @@ export function summary(
  * The recorded runs, in the server's order (oldest first).
  */
 export async function listRuns(): Promise<IHistoryRun[]> {
-  return (await requestAPI<{ runs: IHistoryRun[] }>('history')).runs;
+  return (await listHistory()).runs;
+}
+
+/** The recorded runs, and why nothing more is recorded when something is wrong. */
+export function listHistory(): Promise<{
+  runs: IHistoryRun[];
+  problem?: string | null;
+}> {
+  return requestAPI('history');
 }
 
 /** One run (by its id, or its source's id while recorded), and whether its source is recorded. */

@@ -11,7 +11,7 @@ import { IDisposable } from '@lumino/disposable';
 import { Poll } from '@lumino/polling';
 import { ISignal, Signal } from '@lumino/signaling';
 
-import { deleteRun, listRuns, setRecording } from '../api/client';
+import { deleteRun, listHistory, setRecording } from '../api/client';
 import { IHistoryRun } from '../api/types';
 
 /**
@@ -37,7 +37,7 @@ export class HistoryModel implements IDisposable {
     return this._runs;
   }
 
-  /** Why the last listing failed, for people; empty once one worked. */
+  /** Why the last listing failed, or why nothing is recorded, for people; else empty. */
   get error(): string {
     return this._error;
   }
@@ -108,8 +108,11 @@ export class HistoryModel implements IDisposable {
 
   private async _load(): Promise<void> {
     let runs: IHistoryRun[];
+    let problem: string;
     try {
-      runs = await listRuns();
+      const listing = await listHistory();
+      runs = listing.runs;
+      problem = listing.problem ?? '';
     } catch (error: any) {
       if (!this.isDisposed) {
         this._set(this._runs, String(error?.message ?? error));
@@ -118,9 +121,10 @@ export class HistoryModel implements IDisposable {
     }
     if (!this.isDisposed) {
       this._loaded = true;
+      // The runs stay readable when recording fails (a recorder that keeps dying): say so.
       this._set(
         [...runs].sort((a, b) => b.start - a.start),
-        ''
+        problem
       );
     }
   }
