@@ -17,6 +17,7 @@ import { DashboardFrame } from '../ui/frame';
 import { HiddenSuspender } from '../ui/visibility';
 import { toolbarButton } from './buttons';
 import { RATES } from './rates';
+import { recordedPage, rewindControl, rewindURL } from './rewind';
 
 const PANE_CLASS = 'jp-dashdock-PlotPane';
 const STATUS_CLASS = 'jp-dashdock-PaneStatus';
@@ -29,14 +30,15 @@ const GONE_AFTER_MS = 60_000;
  * What a pane shows about its plot.
  */
 export type PaneStatus =
-  'live' | 'paused' | 'suspended' | 'reconnecting' | 'gone';
+  'live' | 'paused' | 'suspended' | 'reconnecting' | 'gone' | 'rewound';
 
 const STATUSES: PaneStatus[] = [
   'live',
   'paused',
   'suspended',
   'reconnecting',
-  'gone'
+  'gone',
+  'rewound'
 ];
 
 /**
@@ -73,7 +75,7 @@ export class PlotPane extends MainAreaWidget<DashboardFrame> {
       },
       onResume: () => {
         void this._sendState().then(() => {
-          if (!this._paused) {
+          if (!this._paused && !this._rewound) {
             this.reload();
           }
         });
@@ -100,13 +102,23 @@ export class PlotPane extends MainAreaWidget<DashboardFrame> {
       onClick: () => this.setPaused(!this._paused)
     });
     this._pauseButton = pause.node as HTMLButtonElement;
+    const rate = this._rateControl();
+    this._rateSelect = rate.node as HTMLSelectElement;
     this._stale.className = STALE_CLASS;
     this._stale.hidden = true;
     // Over the frame only, so the toolbar (status, reload) stays usable while the plot is stale.
     this.content.node.appendChild(this._stale);
     this.toolbar.addItem('status', this._status);
     this.toolbar.addItem('pause', pause);
-    this.toolbar.addItem('rate', this._rateControl());
+    this.toolbar.addItem('rate', rate);
+    const page = recordedPage(options.path);
+    // A worker's own dashboard (a literal host:port) is not what the scheduler's recording shows.
+    if (page && !options.source.includes(':')) {
+      const rewind = rewindControl(trans, seconds => void this.rewind(seconds));
+      this._rewindSelect = rewind.node.querySelector('select');
+      this._recordedPage = page;
+      this.toolbar.addItem('rewind', rewind);
+    }
     this.toolbar.addItem(
       'reload',
       toolbarButton({
@@ -172,6 +184,10 @@ export class PlotPane extends MainAreaWidget<DashboardFrame> {
   }
 
   get status(): PaneStatus {
+    // A recorded page shows the same whatever the scheduler does now.
+    if (this._rewound) {
+      return 'rewound';
+    }
     const source = this._model.sources.find(s => s.id === this._healthSource);
     // A literal host:port that follows no source has no health to show; its page shows errors.
     const unfollowed = !this.follows && this.source.includes(':');
@@ -195,7 +211,7 @@ export class PlotPane extends MainAreaWidget<DashboardFrame> {
     }
     this._paused = paused;
     void this._sendState().then(() => {
-      if (!paused && !this._hidden.suspended) {
+      if (!paused && !this._hidden.suspended && !this._rewound) {
         // A fresh page gives a document consistent with the scheduler, not a half-applied one.
         this.reload();
       }
@@ -221,8 +237,57 @@ export class PlotPane extends MainAreaWidget<DashboardFrame> {
     this.content.setDark(dark);
   }
 
+  /** Seconds of the recording shown (the last minutes before it was chosen); 0 when live. */
+  get rewound(): number {
+    return this._rewound?.seconds ?? 0;
+  }
+
+  /**
+   * Show the recorded page of the last `seconds` instead of the live plot, or (0) the live plot
+   * again, reloaded. A source without a recording stays live and says so in the status.
+   */
+  async rewind(seconds: number): Promise<void> {
+    const choice = ++this._rewindChoice;
+    this._note = '';
+    if (!seconds || !this._recordedPage) {
+      const wasRewound = !!this._rewound;
+      this._rewound = null;
+      if (wasRewound) {
+        this.content.reload(); // the frame's own page is the live plot
+      }
+      this._render();
+      return;
+    }
+    let url: string | null;
+    try {
+      url = await rewindURL(this.source, this._recordedPage, seconds);
+    } catch (error) {
+      console.warn('dashdock: could not rewind the pane', error);
+      url = null;
+      this._note = this._trans.__('could not rewind: %1', String(error));
+    }
+    if (choice !== this._rewindChoice || this.isDisposed) {
+      return; // another choice came after this one
+    }
+    if (url === null) {
+      this._note ||= this._trans.__('no recording for this source');
+      if (this._rewound) {
+        this._rewound = null;
+        this.content.reload();
+      }
+    } else {
+      this._rewound = { seconds, url };
+      this.content.url = url;
+    }
+    this._render();
+  }
+
   reload(): void {
-    this.content.reload();
+    if (this._rewound) {
+      this.content.url = this._rewound.url;
+    } else {
+      this.content.reload();
+    }
   }
 
   dispose(): void {
@@ -284,7 +349,13 @@ export class PlotPane extends MainAreaWidget<DashboardFrame> {
     const lostWhileUp = !down && lost !== this._lost;
     this._wasDown = down;
     this._lost = lost;
-    if ((cameBack || lostWhileUp) && !this._paused && !this._hidden.suspended) {
+    // A rewound pane shows a recording, which a reconnect does not change.
+    if (
+      (cameBack || lostWhileUp) &&
+      !this._paused &&
+      !this._hidden.suspended &&
+      !this._rewound
+    ) {
       this.reload();
     }
     this._render();
@@ -334,15 +405,14 @@ export class PlotPane extends MainAreaWidget<DashboardFrame> {
       reconnecting: trans.__('reconnecting, next try in %1 s', seconds),
       gone: source
         ? trans.__('scheduler gone, next try in %1 s', seconds)
-        : trans.__('source removed')
+        : trans.__('source removed'),
+      rewound: trans.__('rewound · last %1 min', this.rewound / 60)
     };
     // The status leads the toolbar (the last items overflow first in narrow panes), and the
     // tab carries it too, so a pane behind another tab still shows that its scheduler is away.
-    this._status.node.textContent = trans.__(
-      '%1 · %2',
-      this.sourceName,
-      labels[status]
-    );
+    this._status.node.textContent = this._note
+      ? trans.__('%1 · %2 · %3', this.sourceName, labels[status], this._note)
+      : trans.__('%1 · %2', this.sourceName, labels[status]);
     this._status.node.title = source?.health.message ?? '';
     this.node.dataset.status = status;
     for (const name of STATUSES) {
@@ -356,6 +426,12 @@ export class PlotPane extends MainAreaWidget<DashboardFrame> {
     this._pauseButton.title = this._paused
       ? trans.__('Show this plot live again')
       : trans.__('Freeze this plot at the current instant');
+    // Pause and rate act on the live plot; a recorded page has neither.
+    this._pauseButton.disabled = !!this._rewound;
+    this._rateSelect.disabled = !!this._rewound;
+    if (this._rewindSelect) {
+      this._rewindSelect.value = String(this.rewound);
+    }
     // The plot on screen is the last one drawn before the scheduler went away: say so over it.
     const stale = status === 'reconnecting' || status === 'gone';
     this.toggleClass('jp-mod-stale', stale);
@@ -380,6 +456,13 @@ export class PlotPane extends MainAreaWidget<DashboardFrame> {
   private _status = new Widget();
   private _stale = document.createElement('div');
   private _pauseButton: HTMLButtonElement;
+  private _rateSelect: HTMLSelectElement;
+  private _rewindSelect: HTMLSelectElement | null = null;
+  private _recordedPage: string | null = null;
+  private _rewound: { seconds: number; url: string } | null = null;
+  private _rewindChoice = 0;
+  /** A short message after the status (why a rewind did not happen). */
+  private _note = '';
   private _sourceName: string | null;
   private _showSource = false;
   private _stateChanged = new Signal<this, void>(this);
