@@ -130,6 +130,20 @@ async def test_recording_a_source_can_be_switched_off(jupyter: Jupyter) -> None:
     assert code == 204
 
 
+async def test_a_restarted_cluster_is_a_new_run_at_once(jupyter: Jupyter) -> None:
+    code, cluster = await jupyter.api("POST", "clusters", {"workers": 1})
+    assert code == 201, cluster
+    source = cluster["source"]
+    assert await eventually(lambda: _has_run(jupyter, source), START)
+    code, restarted = await jupyter.api("POST", f"clusters/{cluster['id']}/restart")
+    assert code == 200, restarted
+    assert restarted["scheduler"] != cluster["scheduler"]
+    # The old scheduler's run ends and the new one's begins, without waiting for a timeout.
+    assert await eventually(lambda: _live_runs(jupyter, source, 1), 20), await runs(jupyter)
+    assert await eventually(lambda: _ended_runs(jupyter, source, 1), 20), await runs(jupyter)
+    await jupyter.api("DELETE", f"clusters/{cluster['id']}")
+
+
 @pytest.mark.parametrize(
     "query, message",
     [
@@ -196,3 +210,7 @@ class TestHistoryTurnedOff:
         assert code == 404
         assert "History is turned off" in body["message"]
         assert not sources_file.with_name("history.db").exists()
+
+
+async def _ended_runs(jupyter: Jupyter, source: str, count: int) -> bool:
+    return sum(run["source"] == source and not run["live"] for run in await runs(jupyter)) == count

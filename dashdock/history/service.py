@@ -30,6 +30,10 @@ SYNC_INTERVAL = 2.0
 RETENTION_INTERVAL = 600.0
 # A recorder that keeps dying is not started again for ever: the user gets the reason instead.
 MAX_RESTARTS = 5
+# A run the recorder ended (its scheduler stopped answering, its address cannot be read) is not
+# begun again for this long, nor while the source's health check says it is down: else a source
+# whose scheduler is gone would leave an empty run every few seconds.
+RETRY_AFTER = 60.0
 STOP_TIMEOUT = 10.0
 
 T = TypeVar("T")
@@ -65,7 +69,9 @@ class HistoryService:
         self._reader: asyncio.Task[None] | None = None
         self._loop_task: asyncio.Task[None] | None = None
         self._recording: dict[str, str] = {}  # source id -> run id
+        self._addresses: dict[str, str] = {}  # source id -> the scheduler its run records
         self._paused: set[str] = set()  # sources the user stopped recording
+        self._ended: dict[str, float] = {}  # source id -> when the recorder last ended its run
         self._restarts = 0
         self.problem: str | None = None  # why nothing is recorded, for the user
 
@@ -110,6 +116,7 @@ class HistoryService:
         """Stop or resume recording one source (the sidebar's switch)."""
         if enabled:
             self._paused.discard(source_id)
+            self._ended.pop(source_id, None)
         else:
             self._paused.add(source_id)
         await self._sync()
@@ -135,10 +142,12 @@ class HistoryService:
             if source_id not in self._paused
         }
         for source_id in list(self._recording):
-            if source_id not in wanted:
+            # Gone, switched off, or moved (a restarted cluster's new scheduler is a new run).
+            if wanted.get(source_id) != self._addresses.get(source_id):
                 self._send({"op": "stop", "run_id": self._recording.pop(source_id)})
+                self._addresses.pop(source_id, None)
         for source_id, scheduler in wanted.items():
-            if source_id in self._recording:
+            if source_id in self._recording or not self._may_begin(source_id):
                 continue
             if len(self._recording) >= self.settings.max_runs:
                 self._log.warning(
@@ -155,7 +164,17 @@ class HistoryService:
                 start=time.time(),
             )
             self._recording[source_id] = run.id
+            self._addresses[source_id] = scheduler
             self._send({"op": "record", "run": run.to_store_json()})
+
+    def _may_begin(self, source_id: str) -> bool:
+        ended = self._ended.get(source_id)
+        if ended is not None and time.monotonic() - ended < RETRY_AFTER:
+            return False
+        with contextlib.suppress(Exception):
+            if self._registry.get(source_id).health.status == "down":
+                return False
+        return True
 
     def _source_name(self, source_id: str) -> str:
         with contextlib.suppress(Exception):
@@ -169,6 +188,7 @@ class HistoryService:
             return True
         if self._recorder is not None:
             self._recording.clear()  # its runs ended with it
+            self._addresses.clear()
             await asyncio.to_thread(self._end_orphaned_runs)
             self._restarts += 1
             if self._restarts > MAX_RESTARTS:
@@ -207,6 +227,7 @@ class HistoryService:
                 for source_id, recorded in list(self._recording.items()):
                     if recorded == run_id:
                         del self._recording[source_id]
+                        self._ended[source_id] = time.monotonic()
                         # A source that is still there but whose scheduler went away and came back
                         # is recorded again as a new run on the next sync.
             elif kind == "gap":
