@@ -180,7 +180,21 @@ def exports(store: HistoryStore, run_id: str, middle: float) -> None:
             f"{len(page) / 1e6:.1f}",
         ]
     )
-    heading("Exports from the SQLite store")
+    from dashdock.history.pages import PageAssets, history_page
+
+    assets = PageAssets(bokeh_root="/dashdock/bokeh/", bokeh_version="bench", page_script="/page.js")
+    for name, start, end in (("overview", None, None), ("task-stream", middle, middle + WINDOW)):
+        started = time.perf_counter()
+        page = history_page(store, run_id, name, start, end, assets)
+        rows.append(
+            [
+                f"History {name} page ({'whole run' if start is None else '10 s window'})",
+                f"{store_count(store, run_id, start, end):,}",
+                f"{time.perf_counter() - started:.2f}",
+                f"{len(page) / 1e6:.1f}",
+            ]
+        )
+    heading("Exports and History pages from the SQLite store")
     table(rows)
 
 
