@@ -252,6 +252,7 @@ def test_open_plot_without_a_plot_opens_a_keyboard_picker(
     def run_from_palette() -> None:
         page.keyboard.press("Control+Shift+C")
         expect(page.locator(".lm-CommandPalette-input")).to_be_focused()  # else keys go elsewhere
+        page.keyboard.press("Control+A")  # the palette keeps the last query
         page.keyboard.type("Open Dask Plot")
         expect(page.locator(".lm-CommandPalette-item.lm-mod-active")).to_contain_text("Open Dask Plot")
         page.keyboard.press("Enter")
