@@ -62,8 +62,11 @@ def offer_client_preload(clients_dir: Path) -> None:
 
 
 def offer_history_file(path: Path) -> None:
-    """Where ``dashdock.export_trace`` in a kernel finds the runs this server recorded."""
-    os.environ.setdefault(HISTORY_FILE_VARIABLE, str(path))
+    """Where ``dashdock.export_trace`` in a kernel finds the runs this server recorded.
+
+    dashdock's own variable, so this server's store always wins (not a user's Dask setting).
+    """
+    os.environ[HISTORY_FILE_VARIABLE] = str(path)
 
 
 def _quiet_preload_logging() -> None:
