@@ -190,6 +190,7 @@ def test_pane_toolbar_works_from_the_keyboard(browser: Browser, lab: Lab, dask_c
     controls = [
         ("button", "Pause"),
         ("select", "Update rate"),
+        ("select", "Rewind"),  # Progress has a recorded counterpart
         ("button", "Reload"),
         ("button", "Open in a browser tab"),
     ]
@@ -224,7 +225,8 @@ def test_pane_toolbar_works_from_the_keyboard(browser: Browser, lab: Lab, dask_c
     expect(plot.locator(".jp-dashdock-PaneStatus")).to_contain_text("live, every 1 s")
 
     # Enter on reload loads the page again (a mark left in the page is gone).
-    page.keyboard.press("ArrowRight")
+    page.keyboard.press("ArrowRight")  # Rewind
+    page.keyboard.press("ArrowRight")  # Reload
     frame = plot.locator("iframe").element_handle().content_frame()  # type: ignore[union-attr]
     assert frame is not None
     frame.evaluate("() => { window.dashdockMark = 1; }")
@@ -250,6 +252,8 @@ def test_open_plot_without_a_plot_opens_a_keyboard_picker(
     page = _open_lab(browser, lab, "picker")
 
     def run_from_palette() -> None:
+        # A dialog that just closed hands the focus back a moment later: let it, before the palette opens.
+        page.wait_for_timeout(500)
         page.keyboard.press("Control+Shift+C")
         expect(page.locator(".lm-CommandPalette-input")).to_be_focused()  # else keys go elsewhere
         page.keyboard.press("Control+A")  # the palette keeps the last query
