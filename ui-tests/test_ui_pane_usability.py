@@ -273,8 +273,10 @@ def test_open_plot_without_a_plot_opens_a_keyboard_picker(
 
     # Typing filters, the arrows choose, Enter opens the chosen plot. (The palette path is proven
     # above; a second trip through it raced the closing dialog's focus on a loaded machine.)
-    page.evaluate("() => window.jupyterapp.commands.execute('dashdock:open-plot')")
+    # The command's promise settles only when the picker closes: start it, do not await it.
+    page.evaluate("() => { void window.jupyterapp.commands.execute('dashdock:open-plot'); }")
     expect(page.locator(".jp-Dialog .jp-dashdock-PlotPicker")).to_be_visible()
+    expect(page.locator(".jp-dashdock-PlotPicker input")).to_be_focused()
     page.keyboard.type("memory")
     expect(options.first).to_contain_text("Memory")
     names = [text.split(" · ")[0] for text in options.all_inner_texts()]
