@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 
 from playwright.sync_api import Frame, Locator, Page
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 SIDEBAR = ".jp-dashdock-Sidebar"
 PANE = ".jp-dashdock-PlotPane"
@@ -41,10 +42,17 @@ def pane_frame(page: Page, name: str) -> Frame:
 def wait_for_bokeh_plot(page: Page, name: str) -> None:
     """The pane shows a Bokeh document with at least one root, drawn on a visible canvas."""
     frame = pane_frame(page, name)
-    frame.wait_for_function(
-        "() => window.Bokeh && Bokeh.documents.length > 0 && Bokeh.documents[0].roots().length > 0",
-        timeout=45_000,
-    )
+    try:
+        frame.wait_for_function(
+            "() => window.Bokeh && Bokeh.documents.length > 0 && Bokeh.documents[0].roots().length > 0",
+            timeout=45_000,
+        )
+    except PlaywrightTimeoutError:
+        # Say which pane and what it showed instead, so a failure on a loaded CI machine can be read.
+        status = pane(page, name).locator(".jp-dashdock-PaneStatus").all_inner_texts()
+        body = frame.evaluate("() => document.body ? document.body.innerText.slice(0, 300) : ''")
+        shown = f"status {status}, frame {frame.url}: {body!r}"
+        raise AssertionError(f"{name!r} drew no Bokeh plot in 45 s: {shown}") from None
     frame.locator("canvas").first.wait_for(state="visible", timeout=45_000)
 
 
