@@ -16,6 +16,7 @@ from jupyter_core.paths import jupyter_data_dir
 from jupyter_server.extension.application import ExtensionApp
 from traitlets import Bool, Dict, Float, Int, List, Unicode, default
 
+from dashdock.alerts import handlers as alert_api
 from dashdock.clusters import handlers as cluster_api
 from dashdock.clusters.config import configured_factory, configured_initial_clusters
 from dashdock.clusters.limits import ClusterLimits, usable_cores
@@ -241,6 +242,14 @@ class DashdockApp(ExtensionApp):
         help="Most sources recorded at the same time; more are not recorded (logged). Default: 16.",
     )
 
+    alerts_max_per_run = Int(
+        500,
+        min=1,
+        config=True,
+        help="Most distinct alerts one recorded run keeps (each is updated in place when it happens "
+        "again; later new ones are dropped). Alerts are deleted with their run. Default: 500.",
+    )
+
     @default("history_file")
     def _default_history_file(self) -> str:
         return str(Path(jupyter_data_dir()) / "dashdock" / "history.db")
@@ -306,6 +315,7 @@ class DashdockApp(ExtensionApp):
                 max_bytes=self.history_max_bytes,
                 max_age=self.history_max_age,
                 max_runs=self.history_max_recorded,
+                max_alerts=self.alerts_max_per_run,
             ),
             self.registry,
             self._recordable_schedulers,
@@ -339,6 +349,7 @@ class DashdockApp(ExtensionApp):
         self.handlers.extend(notebook_api.routes(self.kernel_clients, self.client, self.allowlist))
         self.handlers.extend(history_api.routes(self.history_service, max_body))
         self.handlers.extend(history_views.routes(self.history_service, page_script()))
+        self.handlers.extend(alert_api.routes(self.history_service, self.registry, max_body))
         relay = {
             "registry": self.registry,
             "client": self.client,

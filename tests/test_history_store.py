@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from dashdock.history.model import Event, Gap, GroupProgress, Run, Span, TaskRecord, WorkerSample
+from dashdock.history.model import Alert, Event, Gap, GroupProgress, Run, Span, TaskRecord, WorkerSample
 from dashdock.history.store import HistoryStore, HistoryStoreError
 
 T0 = 1_764_000_000.0
@@ -210,6 +210,26 @@ def test_a_store_of_another_version_is_left_alone_and_reported(tmp_path: Path) -
     with pytest.raises(HistoryStoreError, match="store version 99"):
         HistoryStore.open(path)
     assert [p.name for p in tmp_path.iterdir() if "damaged" in p.name] == []
+
+
+def test_a_store_an_older_dashdock_wrote_gains_alerts_and_keeps_its_runs(store: HistoryStore) -> None:
+    path = store.path
+    store.begin_run(Run(id="0123456789ab", source="s", name="Old", scheduler="tcp://127.0.0.1:1", start=1.0))
+    store.close()
+    with closing(sqlite3.connect(path)) as db:  # what version 1 had: no alerts
+        db.executescript("DROP TABLE alerts; PRAGMA user_version = 1;")
+    upgraded = HistoryStore.open(path)
+    assert [r.name for r in upgraded.runs()] == ["Old"]
+    alert = Alert(
+        "a1a1a1a1a1a1", "s", "task-erred", "boom", 2.0, 2.0, "boom: 1 task erred", {"group": "boom"}
+    )
+    assert upgraded.add_alerts("0123456789ab", [alert])
+    again = Alert(alert.id, "s", "task-erred", "boom", 2.0, 3.0, "boom: 2 tasks erred", {"group": "boom"}, 2)
+    assert upgraded.add_alerts("0123456789ab", [again])
+    assert upgraded.alerts() == [again]  # updated in place: one alert, the first time kept
+    assert upgraded.alerts(since=3.0) == [] and upgraded.alerts(source="t") == []
+    assert upgraded.delete_run("0123456789ab") and upgraded.alerts() == []
+    upgraded.close()
 
 
 WRITER = textwrap.dedent(

@@ -33,6 +33,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "dashdock.clusters": BASE | KERNEL_CONTRACT | {"dashdock.sources"},
     "dashdock.notebook": BASE | KERNEL_CONTRACT | {"dashdock.sources"},
     "dashdock.history": BASE | KERNEL_CONTRACT | {"dashdock.sources", "dashdock.clusters"},
+    "dashdock.alerts": BASE | {"dashdock.history", "dashdock.sources"},
     "dashdock.proxy.websocket": BASE | {"dashdock.panes.state"},
     "dashdock.proxy.bokehjs": {"dashdock.kernel.files"},
     "dashdock.proxy.page": set(),

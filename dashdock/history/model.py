@@ -75,6 +75,46 @@ class Event:
     detail: dict[str, object] = field(default_factory=dict)
 
 
+# What alerts are about, in the order the settings list them.
+ALERT_KINDS = (
+    "worker-lost",
+    "worker-paused",
+    "spilling",
+    "task-erred",
+    "scheduler-lost",
+    "scheduler-back",
+    "computation-done",
+)
+
+
+@dataclass
+class Alert:
+    """Something the user should hear about; happening again updates it in place (same id, count + 1)."""
+
+    id: str  # 12 hex, kept while the alert is updated
+    source: str  # the source id of the run it happened in
+    kind: str  # one of ALERT_KINDS
+    subject: str  # what one alert of its kind is about: a task group, or "" for the whole source
+    time: float  # first occurrence
+    updated: float  # last occurrence
+    title: str  # one line for a notification ("boom: 214 tasks erred")
+    detail: dict[str, object] = field(default_factory=dict)  # what an action needs (worker, key, ...)
+    count: int = 1
+
+    def to_json(self, notified: bool) -> dict[str, object]:
+        return {
+            "id": self.id,
+            "source": self.source,
+            "kind": self.kind,
+            "time": self.time,
+            "updated": self.updated,
+            "title": self.title,
+            "detail": self.detail,
+            "count": self.count,
+            "notified": notified,
+        }
+
+
 @dataclass
 class Run:
     """One recording of one scheduler, from when recording began until it stopped."""

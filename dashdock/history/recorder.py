@@ -3,14 +3,13 @@
 One asyncio process outside the Jupyter server reads every recorded scheduler once a tick and
 writes what it read to the store, in a single writer thread (the store is synchronous). The server
 speaks to it over pipes, one JSON object per line: on stdin ``{"op": "record", "run": {...}}``,
-``{"op": "stop", "run_id"}`` and ``{"op": "quit"}``; on stdout ``recording``, ``gap``, ``ended`` and
-``error`` events. End of stdin means the server is gone: every run ends and the process exits.
+``{"op": "stop", "run_id"}``, ``{"op": "settings", "computation_seconds"}`` and ``{"op": "quit"}``;
+on stdout ``recording``, ``gap``, ``ended`` and ``error`` events. End of stdin means the server is
+gone: every run ends and the process exits.
 
-Never losing a task silently: the scheduler's task stream is a ring buffer with an append counter
-(``get_task_stream_index``). Each tick asks for the records from one before the cursor; when the
-first one returned is the record read last, nothing was lost. When it is not, the buffer overflowed,
-and a second read starting where the newest returned record can be at the earliest finds where it
-really is: its offset is exactly how many tasks were missed, written as a Gap and reported.
+Each tick reads the task stream (task_stream.py: a lost task is a gap, never silent), the workers
+(memory, pauses, spilling, who left and why), the task groups (progress, and whether the scheduler
+is busy), and turns what it saw into alerts (alerts.py), written with the rest in one transaction.
 """
 
 from __future__ import annotations
@@ -18,6 +17,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import dataclasses
 import json
 import sys
 import time
@@ -27,17 +27,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from dashdock.history.model import Event, Gap, GroupProgress, Run, TaskRecord, WorkerSample
+from dashdock.history.alerts import AlertLimits, AlertWatch, departure
+from dashdock.history.model import Alert, Event, Gap, GroupProgress, Run, TaskRecord, WorkerSample
 from dashdock.history.scheduler import (
     MAX_TEXT,
     Scheduler,
     SchedulerError,
-    fingerprint,
     parse_address,
     to_group_progress,
     to_task_record,
     to_worker_samples,
 )
+from dashdock.history.task_stream import Restarted, TaskStreamReader
 
 
 @dataclass(frozen=True)
@@ -54,6 +55,7 @@ class Limits:
     max_workers: int = 1024  # workers sampled per scheduler
     max_groups: int = 1000  # task groups in one progress sample
     max_exceptions_per_tick: int = 100  # "exception" events per tick (every erred task keeps its text)
+    max_departures_per_tick: int = 16  # workers that left whose reason is asked for, per tick
     max_line_bytes: int = 1 << 20  # one command on stdin
 
 
@@ -66,6 +68,8 @@ class Store(Protocol):
     def add_worker_samples(self, run_id: str, samples: Sequence[WorkerSample]) -> bool: ...
     def add_group_progress(self, run_id: str, rows: Sequence[GroupProgress]) -> bool: ...
     def add_events(self, run_id: str, events: Sequence[Event]) -> bool: ...
+    def add_alerts(self, run_id: str, alerts: Sequence[Alert]) -> bool: ...
+    def last_alert(self, source: str, kinds: Sequence[str]) -> Alert | None: ...
     def end_run(self, run_id: str, end: float) -> None: ...
 
 
@@ -99,6 +103,7 @@ class TickWrites:
     samples: list[WorkerSample]
     progress: list[GroupProgress]
     events: list[Event]
+    alerts: list[Alert]
 
     def apply(self, store: Store, run_id: str) -> bool:
         """Write it all; False when the run is no longer in the store (the user deleted it)."""
@@ -113,34 +118,35 @@ class TickWrites:
             kept &= store.add_group_progress(run_id, self.progress)
         if self.events:
             kept &= store.add_events(run_id, self.events)
+        if self.alerts:
+            kept &= store.add_alerts(run_id, self.alerts)
         return kept
 
 
 class RunRecorder:
     """Records one scheduler for one run until it is stopped or the scheduler is gone."""
 
-    def __init__(self, run: Run, writer: Writer, emit: Emit, limits: Limits) -> None:
+    def __init__(self, run: Run, writer: Writer, emit: Emit, limits: Limits, alerts: AlertWatch) -> None:
         self.run = run
         self.writer = writer
         self.emit = emit
         self.limits = limits
+        self.alerts = alerts
         self.scheduler = Scheduler(run.scheduler, timeout=limits.call_timeout)
+        self.stream = TaskStreamReader(self.scheduler)
         self.stopping = asyncio.Event()
         self.stop_reason = "Recording was stopped."
-        self.cursor: int | None = None  # task-stream index of the next record to read
-        self.last: tuple[object, ...] | None = None  # fingerprint of the record at cursor - 1
-        self.longest = 0  # most records one read returned: the buffer holds at least this many
         self.last_read = run.start
         self.ticks = 0
         self.workers: set[str] | None = None
         self.progress: dict[str, dict[str, int]] = {}
         self.failing_since: float | None = None
+        self.restarted = False  # another scheduler answers at the address: record it at once
 
     async def start(self) -> None:
-        """Where the run begins in the task stream. Asking makes the scheduler keep a task stream
-        (it starts one on first request), so tasks finishing from now on are in it."""
+        """Where the run begins in the task stream."""
         with contextlib.suppress(SchedulerError):  # not there yet: the first tick tries again
-            self.cursor = await self.scheduler.task_stream_index()
+            await self.stream.begin()
 
     async def record(self) -> str:
         """Tick until stopped (one last tick then) or gone; returns why the run ended."""
@@ -163,6 +169,8 @@ class RunRecorder:
             await self.tick()
             self.failing_since = None
         except SchedulerError as e:
+            self.alerts.failed(str(e), time.time())
+            await self._write_alerts()
             now = time.monotonic()
             if self.failing_since is None:
                 self.failing_since = now
@@ -173,10 +181,24 @@ class RunRecorder:
                     f"{self.limits.gone_after:g} s ago: {e}"
                 ) from None
 
+    async def _write_alerts(self) -> None:
+        """Alerts noticed outside a tick's writes (the scheduler not answering)."""
+        alerts = self.alerts.take()
+        if alerts:
+            with contextlib.suppress(Exception):  # the next tick's writes say whether the store is broken
+                await self.writer.run(self.writer.store.add_alerts, self.run.id, alerts)
+
     async def tick(self) -> None:
         now = time.time()
         self.ticks += 1
-        records, missed = await self._read_tasks()
+        try:
+            records, missed = await self.stream.read()
+        except Restarted as e:
+            self.alerts.answered(now)
+            await self._write_alerts()
+            self.restarted = True
+            raise Ended(str(e)) from None
+        self.alerts.answered(now)
         tasks: list[TaskRecord] = []
         events: list[Event] = []
         for raw in records:
@@ -194,17 +216,17 @@ class RunRecorder:
             missed += len(tasks) - self.limits.max_records_per_tick
             tasks = tasks[-self.limits.max_records_per_tick :]
         gap = Gap(self.last_read, now, missed) if missed else None
+        self.alerts.tasks(tasks, now)
         samples: list[WorkerSample] = []
         progress: list[GroupProgress] = []
         problem: SchedulerError | None = None
         try:
             if self.ticks % self.limits.samples_every == 0:
                 samples = await self._sample_workers(now, events)
-            if self.ticks % self.limits.progress_every == 0:
-                progress = await self._progress(now)
+            progress = await self._progress(now, tasks)
         except SchedulerError as e:
             problem = e  # the tasks read are written first: the cursor has moved past them
-        writes = TickWrites(tasks, gap, samples, progress, events)
+        writes = TickWrites(tasks, gap, samples, progress, events, self.alerts.take())
         try:
             kept = await self.writer.run(writes.apply, self.writer.store, self.run.id)
         except Exception as e:  # a store that cannot be written loses tasks: the run cannot go on
@@ -217,70 +239,6 @@ class RunRecorder:
         if problem is not None:
             raise problem
 
-    async def _read_tasks(self) -> tuple[list[Mapping[str, Any]], int]:
-        """New task-stream records since the last read, and how many were missed."""
-        index = await self.scheduler.task_stream_index()
-        if self.cursor is None:
-            # The run starts here: the scheduler's older records belong to what came before.
-            self.cursor = index
-            return [], 0
-        if index < self.cursor:
-            raise Ended(f"The scheduler at {self.run.scheduler} was restarted (its task stream began again).")
-        if index == self.cursor:
-            return [], 0
-        if self.last is not None:
-            records = await self.scheduler.task_stream(self.cursor - 1)
-            if records and fingerprint(records[0]) == self.last:
-                new = list(records[1:])
-                self.cursor += len(new)
-                return self._took(new), 0
-            # The record read last is gone: the buffer overflowed and returned its whole content.
-            self.longest = max(self.longest, len(records))
-            return await self._locate(list(records), index)
-        records = await self.scheduler.task_stream(self.cursor)
-        if len(records) < index - self.cursor:
-            # Fewer than had finished before we asked: the buffer dropped the oldest.
-            self.longest = max(self.longest, len(records))
-            return await self._locate(list(records), index)
-        # Otherwise they start at the cursor, unless the buffer overflowed between our two calls,
-        # which takes more tasks finishing within milliseconds than it holds.
-        self.cursor += len(records)
-        return self._took(list(records)), 0
-
-    def _took(self, new: list[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-        if new:
-            self.last = fingerprint(new[-1])
-            self.longest = max(self.longest, len(new))
-        return new
-
-    async def _locate(self, new: list[Mapping[str, Any]], index: int) -> tuple[list[Mapping[str, Any]], int]:
-        """Where records returned from an unknown start are, so the missed ones are counted exactly.
-
-        They are the indices [end - len(new), end). A second read from ``index - 1`` (``index`` was
-        read before the first, so ``end >= index``) starts exactly there when it is shorter than
-        the buffer, which holds at least ``longest`` records; the newest record's offset in it
-        gives ``end``. Failing that, the counter read now bounds it: what lies between is counted
-        as missed and never recorded, so recorded + missed still equals the tasks that ran.
-        """
-        assert self.cursor is not None
-        if new:
-            check = await self.scheduler.task_stream(index - 1)
-            newest = fingerprint(new[-1])
-            if len(check) < self.longest:
-                for offset, record in enumerate(check):
-                    if fingerprint(record) == newest:
-                        end = index + offset
-                        more = list(check[offset + 1 :])
-                        missed = end - len(new) - self.cursor
-                        self.cursor = end + len(more)
-                        return self._took(new + more), missed
-        now_index = await self.scheduler.task_stream_index()
-        missed = max(0, now_index - self.cursor - len(new))
-        self.cursor, self.last = now_index, None
-        if new:
-            self.longest = max(self.longest, len(new))
-        return new, missed
-
     async def _sample_workers(self, now: float, events: list[Event]) -> list[WorkerSample]:
         identity = await self.scheduler.identity(self.limits.max_workers)
         samples = to_worker_samples(identity, now, self.limits.max_workers)
@@ -290,12 +248,30 @@ class RunRecorder:
         joined = present - (before or set())
         left = (before or set()) - present
         events.extend(Event(now, "worker-joined", w, {"at_start": before is None}) for w in sorted(joined))
-        events.extend(Event(now, "worker-left", w) for w in sorted(left))
         self.workers = present
+        if isinstance(workers, Mapping):
+            self.alerts.workers(workers, now)
+        if left:
+            memory_restarts = await self.scheduler.events("worker-restart-memory")
+            for worker in sorted(left)[: self.limits.max_departures_per_tick]:
+                gone = departure(worker, await self.scheduler.events(worker), memory_restarts)
+                events.append(
+                    Event(now, "worker-left", worker, {"reason": gone.reason, "expected": gone.expected})
+                )
+                self.alerts.worker_left(gone, now)
+            events.extend(
+                Event(now, "worker-left", w) for w in sorted(left)[self.limits.max_departures_per_tick :]
+            )
         return samples
 
-    async def _progress(self, now: float) -> list[GroupProgress]:
+    async def _progress(self, now: float, tasks: Sequence[TaskRecord]) -> list[GroupProgress]:
         rows = to_group_progress(await self.scheduler.task_prefix_states(), now, self.limits.max_groups)
+        # Read every tick: whether anything waits or runs marks a computation's start and end.
+        self.alerts.busy(
+            any(row.states.get("processing") or row.states.get("waiting") for row in rows), now, tasks
+        )
+        if self.ticks % self.limits.progress_every:
+            return []
         # Only groups whose counts moved: a long run of idle groups costs nothing.
         changed = [row for row in rows if self.progress.get(row.group) != row.states]
         self.progress.update((row.group, row.states) for row in changed)
@@ -305,8 +281,11 @@ class RunRecorder:
 class Recorder:
     """Many runs at once, driven by commands; reports through ``emit``."""
 
-    def __init__(self, store: Store, emit: Emit, limits: Limits | None = None) -> None:
+    def __init__(
+        self, store: Store, emit: Emit, limits: Limits | None = None, alert_limits: AlertLimits | None = None
+    ) -> None:
         self.limits = limits or Limits()
+        self.alert_limits = alert_limits or AlertLimits()
         self.writer = Writer(store)
         self.emit = emit
         self.runs: dict[str, tuple[RunRecorder, asyncio.Task[None]]] = {}
@@ -356,11 +335,22 @@ class Recorder:
             self._record(command.get("run"))
         elif op == "stop":
             self._stop(command.get("run_id"))
+        elif op == "settings":
+            self._settings(command)
         elif op == "quit":
             return "quit"
         else:
             self._error(None, f"Unknown command {str(op)[:40]!r} was ignored.")
         return None
+
+    def _settings(self, command: dict[str, object]) -> None:
+        seconds = command.get("computation_seconds")
+        if not isinstance(seconds, (int, float)) or isinstance(seconds, bool) or not 0 <= seconds <= 86_400:
+            self._error(None, "computation_seconds must be a number of seconds from 0 to 86400.")
+            return
+        self.alert_limits = dataclasses.replace(self.alert_limits, computation_seconds=float(seconds))
+        for recorder, _ in self.runs.values():
+            recorder.alerts.limits = self.alert_limits
 
     def _record(self, fields: object) -> None:
         run_id = str(fields.get("id")) if isinstance(fields, dict) else None
@@ -387,13 +377,20 @@ class Recorder:
             self._error(run.id, str(e))
             self.emit({"event": "ended", "run_id": run.id, "reason": str(e)})
             return
-        recorder = RunRecorder(run, self.writer, self.emit, self.limits)
+        recorder = RunRecorder(
+            run, self.writer, self.emit, self.limits, AlertWatch(run.source, self.alert_limits)
+        )
         self.runs[run.id] = (recorder, asyncio.ensure_future(self._lifetime(recorder)))
 
     async def _lifetime(self, recorder: RunRecorder) -> None:
         run = recorder.run
         try:
             await self.writer.run(self.writer.store.begin_run, run)
+            said = await self.writer.run(
+                self.writer.store.last_alert, run.source, ("scheduler-lost", "scheduler-back")
+            )
+            # The source's last word was that its scheduler was lost: this run's first answer is news.
+            recorder.alerts.lost_before(said is not None and said.kind == "scheduler-lost")
         except Exception as e:
             self._error(run.id, f"The history store could not begin this run: {e}")
             self.runs.pop(run.id, None)
@@ -410,7 +407,7 @@ class Recorder:
         with contextlib.suppress(Exception):
             await self.writer.run(self.writer.store.end_run, run.id, time.time())
         self.runs.pop(run.id, None)
-        self.emit({"event": "ended", "run_id": run.id, "reason": reason})
+        self.emit({"event": "ended", "run_id": run.id, "reason": reason, "restarted": recorder.restarted})
 
     def _stop(self, run_id: object) -> None:
         entry = self.runs.get(str(run_id))
@@ -441,7 +438,7 @@ def _emit_stdout(event: dict[str, object]) -> None:
         pass
 
 
-async def _main(path: Path, limits: Limits) -> None:
+async def _main(path: Path, limits: Limits, alert_limits: AlertLimits) -> None:
     from dashdock.history.store import HistoryStore
 
     loop = asyncio.get_running_loop()
@@ -455,7 +452,7 @@ async def _main(path: Path, limits: Limits) -> None:
         )
         raise SystemExit(1) from None
     try:
-        await Recorder(store, _emit_stdout, limits).serve(reader)
+        await Recorder(store, _emit_stdout, limits, alert_limits).serve(reader)
     finally:
         close = getattr(store, "close", None)
         if callable(close):
@@ -470,6 +467,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--max-records-per-tick", type=int, default=Limits.max_records_per_tick)
     parser.add_argument("--gone-after", type=float, default=Limits.gone_after)
     parser.add_argument("--call-timeout", type=float, default=Limits.call_timeout)
+    parser.add_argument("--computation-seconds", type=float, default=AlertLimits.computation_seconds)
+    parser.add_argument("--max-alerts", type=int, default=AlertLimits.max_alerts)
     args = parser.parse_args(argv)
     limits = Limits(
         tick=args.tick,
@@ -478,7 +477,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         gone_after=args.gone_after,
         call_timeout=args.call_timeout,
     )
-    asyncio.run(_main(args.store, limits))
+    alert_limits = AlertLimits(computation_seconds=args.computation_seconds, max_alerts=args.max_alerts)
+    asyncio.run(_main(args.store, limits, alert_limits))
 
 
 if __name__ == "__main__":

@@ -281,5 +281,9 @@ class Scheduler:
     async def task_prefix_states(self) -> object:
         return await self.comm.call("get_task_prefix_states")
 
+    async def events(self, topic: str) -> object:
+        """The scheduler's log of one event topic: ``((time, message), ...)``, oldest first."""
+        return await self.comm.call("events", topic=topic)
+
     async def close(self) -> None:
         await self.comm.close()

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from dashdock.errors import NotFound
-from dashdock.history.model import Run
+from dashdock.history.model import Alert, Run
 from dashdock.history.store import HistoryStore
 from dashdock.ids import new_source_id
 from dashdock.sources.registry import SourceRegistry
@@ -48,6 +48,7 @@ class HistorySettings:
     max_bytes: int
     max_age: float  # seconds
     max_runs: int  # recorded at once
+    max_alerts: int  # distinct alerts one run keeps
 
 
 class HistoryService:
@@ -73,6 +74,7 @@ class HistoryService:
         self._paused: set[str] = set()  # sources the user stopped recording
         self._ended: dict[str, float] = {}  # source id -> when the recorder last ended its run
         self._restarts = 0
+        self._computation_seconds = 60.0  # the user's setting: a longer computation is an alert
         self.problem: str | None = None  # why nothing is recorded, for the user
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -120,6 +122,12 @@ class HistoryService:
         else:
             self._paused.add(source_id)
         await self._sync()
+
+    def set_computation_seconds(self, seconds: float) -> None:
+        """A computation that runs at least this long says it is done (the user's alert setting)."""
+        if seconds != self._computation_seconds:
+            self._computation_seconds = seconds
+            self._send({"op": "settings", "computation_seconds": seconds})
 
     async def _run_forever(self) -> None:
         next_retention = 0.0
@@ -203,6 +211,8 @@ class HistoryService:
             "-m",
             "dashdock.history.recorder",
             str(self.settings.store),
+            f"--computation-seconds={self._computation_seconds}",
+            f"--max-alerts={self.settings.max_alerts}",
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
         )
@@ -227,9 +237,10 @@ class HistoryService:
                 for source_id, recorded in list(self._recording.items()):
                     if recorded == run_id:
                         del self._recording[source_id]
-                        self._ended[source_id] = time.monotonic()
-                        # A source that is still there but whose scheduler went away and came back
-                        # is recorded again as a new run on the next sync.
+                        # A scheduler that went away is not looked for again for a while; one that
+                        # was restarted answers already, and its new run begins on the next sync.
+                        if not event.get("restarted"):
+                            self._ended[source_id] = time.monotonic()
             elif kind == "gap":
                 self._log.warning(
                     "dashdock: history of %s missed %s tasks (the scheduler's task stream overflowed)",
@@ -267,6 +278,11 @@ class HistoryService:
     async def runs(self) -> list[Run]:
         store = self._require_store()
         return await asyncio.to_thread(store.runs)
+
+    async def alerts(self, source: str | None, since: float | None, limit: int) -> list[Alert]:
+        """What the recorder noticed, most recently updated first (survives restarts with the runs)."""
+        store = self._require_store()
+        return await asyncio.to_thread(store.alerts, source, since, limit)
 
     async def find(self, run_or_source_id: str) -> Run:
         """A run by its id, or the newest run of a source (a live source's run goes by the source's id)."""

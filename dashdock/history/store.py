@@ -27,9 +27,9 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
-from dashdock.history.model import Event, Gap, GroupProgress, Run, Span, TaskRecord, WorkerSample
+from dashdock.history.model import Alert, Event, Gap, GroupProgress, Run, Span, TaskRecord, WorkerSample
+from dashdock.history.schema import CLUSTERED, RUN_TABLES, SCHEMA, SCHEMA_VERSION, migrate
 
-SCHEMA_VERSION = 1
 _SQLITE_HEADER = b"SQLite format 3\x00"
 # A writer waits this long for another's transaction (retention deletes in bounded chunks, so only a
 # stuck process makes it run out).
@@ -45,79 +45,10 @@ RATE_TICKS = 10
 # Idle connections kept for reuse across calls and threads.
 POOL_SIZE = 4
 
-_SCHEMA = """
-CREATE TABLE runs (
-    seq INTEGER PRIMARY KEY AUTOINCREMENT,  -- never reused: a deleted run's rows stay its own
-    id TEXT NOT NULL UNIQUE,
-    source TEXT NOT NULL,
-    name TEXT NOT NULL,
-    scheduler TEXT NOT NULL,
-    start REAL NOT NULL,
-    end REAL,
-    tasks INTEGER NOT NULL DEFAULT 0,
-    gaps INTEGER NOT NULL DEFAULT 0,
-    longest REAL NOT NULL DEFAULT 0,
-    deleting INTEGER NOT NULL DEFAULT 0
-);
-CREATE TABLE names (
-    id INTEGER PRIMARY KEY,
-    run INTEGER NOT NULL,
-    text TEXT NOT NULL,
-    UNIQUE (run, text)
-);
-CREATE TABLE tasks (
-    run INTEGER NOT NULL,
-    start REAL NOT NULL,
-    seq INTEGER NOT NULL,
-    stop REAL NOT NULL,
-    key TEXT NOT NULL,
-    grp INTEGER NOT NULL,
-    worker INTEGER NOT NULL,
-    thread INTEGER,
-    status TEXT NOT NULL,
-    nbytes INTEGER,
-    exception TEXT,
-    spans TEXT,
-    PRIMARY KEY (run, start, seq)
-) WITHOUT ROWID;
-CREATE TABLE finished (
-    run INTEGER NOT NULL,
-    tick INTEGER NOT NULL,
-    count INTEGER NOT NULL,
-    PRIMARY KEY (run, tick)
-) WITHOUT ROWID;
-CREATE TABLE gaps (run INTEGER NOT NULL, start REAL NOT NULL, stop REAL NOT NULL, missed INTEGER NOT NULL);
-CREATE INDEX gaps_by_start ON gaps (run, start);
-CREATE TABLE worker_samples (
-    run INTEGER NOT NULL,
-    time REAL NOT NULL,
-    worker INTEGER NOT NULL,
-    managed INTEGER NOT NULL,
-    unmanaged INTEGER NOT NULL,
-    spilled INTEGER NOT NULL,
-    cpu REAL NOT NULL
-);
-CREATE INDEX worker_samples_by_time ON worker_samples (run, time);
-CREATE TABLE group_progress (
-    run INTEGER NOT NULL,
-    time REAL NOT NULL,
-    grp INTEGER NOT NULL,
-    states TEXT NOT NULL
-);
-CREATE INDEX group_progress_by_time ON group_progress (run, time);
-CREATE TABLE events (
-    run INTEGER NOT NULL,
-    time REAL NOT NULL,
-    kind TEXT NOT NULL,
-    worker TEXT,
-    detail TEXT NOT NULL
-);
-CREATE INDEX events_by_time ON events (run, time);
-"""
-_RUN_TABLES = ("tasks", "finished", "names", "gaps", "worker_samples", "group_progress", "events")
-# Tables clustered by (run, <column>) (WITHOUT ROWID): deleted a range of that column at a time.
-_CLUSTERED = {"tasks": "start", "finished": "tick"}
 _RUN_COLUMNS = "id, source, name, scheduler, start, end, tasks, gaps"
+_ALERT_COLUMNS = ", ".join(
+    f"alerts.{c}" for c in ("id", "source", "kind", "subject", "time", "updated", "title", "detail", "count")
+)
 
 
 class HistoryStoreError(OSError):
@@ -188,10 +119,12 @@ class HistoryStore:
                     # Set before anything is written (WAL mode too writes the header): incremental
                     # vacuum cannot be turned on later without rewriting the file.
                     db.execute("PRAGMA auto_vacuum = INCREMENTAL")
-                    db.executescript(f"BEGIN; {_SCHEMA}; PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;")
+                    db.executescript(f"BEGIN; {SCHEMA}; PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;")
                     db.execute("PRAGMA journal_mode = WAL")  # kept in the file
                 elif version == 0:
                     raise _Damaged("it holds tables that are not dashdock's")
+                elif version < SCHEMA_VERSION:
+                    migrate(db, version)
                 elif version != SCHEMA_VERSION:
                     # Not damage: another dashdock's store, which it still reads. Left as it is.
                     raise HistoryStoreError(
@@ -358,6 +291,34 @@ class HistoryStore:
             )
         return True
 
+    def add_alerts(self, run_id: str, alerts: Sequence[Alert]) -> bool:
+        """New alerts, and alerts updated in place (the same id: its first time stays)."""
+        with self._write() as db:
+            seq = self._seq(db, run_id)
+            if seq is None:
+                return False
+            db.executemany(
+                "INSERT INTO alerts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET "
+                "updated = excluded.updated, title = excluded.title, detail = excluded.detail, "
+                "count = excluded.count",
+                [
+                    (
+                        a.id,
+                        seq,
+                        a.source,
+                        a.kind,
+                        a.subject,
+                        a.time,
+                        a.updated,
+                        a.title[: self.max_text],
+                        json.dumps(a.detail, default=str),  # bounded where it is made
+                        a.count,
+                    )
+                    for a in alerts
+                ],
+            )
+        return True
+
     def end_run(self, run_id: str, end: float) -> None:
         with self._write() as db:
             db.execute("UPDATE runs SET end = ? WHERE id = ? AND end IS NULL", (end, run_id))
@@ -512,6 +473,34 @@ class HistoryStore:
         )
         return [Event(t, k, worker, json.loads(detail)) for t, k, worker, detail in rows]
 
+    def alerts(self, source: str | None = None, since: float | None = None, limit: int = 500) -> list[Alert]:
+        """Alerts updated after ``since`` (of one source if given), the most recently updated first."""
+        where, params = ["NOT runs.deleting"], []
+        if source is not None:
+            where.append("alerts.source = ?")
+            params.append(source)
+        if since is not None:
+            where.append("alerts.updated > ?")
+            params.append(since)
+        with self._db() as db:
+            rows = db.execute(
+                f"SELECT {_ALERT_COLUMNS} FROM alerts JOIN runs ON runs.seq = alerts.run "
+                f"WHERE {' AND '.join(where)} ORDER BY alerts.updated DESC LIMIT ?",
+                (*params, limit),
+            ).fetchall()
+        return [_alert(row) for row in rows]
+
+    def last_alert(self, source: str, kinds: Sequence[str]) -> Alert | None:
+        """The source's most recent alert of one of ``kinds`` (in any of its runs)."""
+        marks = ", ".join("?" * len(kinds))
+        with self._db() as db:
+            row = db.execute(
+                f"SELECT {_ALERT_COLUMNS} FROM alerts WHERE source = ? AND kind IN ({marks}) "
+                "ORDER BY updated DESC LIMIT 1",
+                (source, *kinds),
+            ).fetchone()
+        return None if row is None else _alert(row)
+
     def _select(
         self,
         run_id: str,
@@ -585,8 +574,8 @@ class HistoryStore:
         return True
 
     def _purge(self, seq: int) -> None:
-        for table in _RUN_TABLES:
-            column = _CLUSTERED.get(table)
+        for table in RUN_TABLES:
+            column = CLUSTERED.get(table)
             if column is not None:
                 # WITHOUT ROWID: deleted by the clustered key, a range at a time.
                 while True:
@@ -655,6 +644,11 @@ class HistoryStore:
 def _find(db: sqlite3.Connection, run_id: str, columns: str) -> tuple | None:
     """``columns`` of the run ``run_id`` (not one being deleted), or None."""
     return db.execute(f"SELECT {columns} FROM runs WHERE id = ? AND NOT deleting", (run_id,)).fetchone()
+
+
+def _alert(row: tuple) -> Alert:
+    alert_id, source, kind, subject, first, updated, title, detail, count = row
+    return Alert(alert_id, source, kind, subject, first, updated, title, json.loads(detail), count)
 
 
 def _run(row: tuple) -> Run:

@@ -58,6 +58,17 @@ class SourceHandler(_SourcesAPIHandler):
 
     @web.authenticated
     @authorized
+    async def patch(self, source_id: str) -> None:
+        """``{"alerts": false}`` mutes a source's alerts (they are still recorded), ``true`` undoes it."""
+        body = self.read_json_body()
+        alerts = body.get("alerts")
+        if set(body) != {"alerts"} or not isinstance(alerts, bool):
+            raise Invalid('The body must be {"alerts": true} or {"alerts": false}.')
+        source = await self.registry.set_alerts(source_id, alerts)
+        self.finish_json(source.to_json())
+
+    @web.authenticated
+    @authorized
     async def delete(self, source_id: str) -> None:
         """204, or 200 with ``{"warning": ...}`` when the sources file could not be changed."""
         warning = await self.registry.remove(source_id)

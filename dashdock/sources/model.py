@@ -26,7 +26,7 @@ class Health:
         return {"status": self.status, "message": self.message, "checked": self.checked}
 
 
-_VISIBLE_FIELDS = frozenset({"name", "kind", "dashboard", "lost", "warning"})
+_VISIBLE_FIELDS = frozenset({"name", "kind", "dashboard", "lost", "warning", "alerts"})
 
 
 @dataclass
@@ -40,6 +40,7 @@ class Source:
     health: Health = field(default_factory=Health)
     lost: int = 0  # how often an open plot lost its dashboard connection (a restart, a crash)
     warning: str = ""  # for people: the last change to this source could not be saved
+    alerts: bool = True  # whether its alerts notify (muted from the sidebar: still recorded)
     version: int = field(default=0, init=False, compare=False)  # of its last visible change (listing.py)
 
     def __post_init__(self) -> None:
@@ -72,6 +73,7 @@ class Source:
             "url": self.dashboard.url,
             "health": self.health.to_json(),
             "lost": self.lost,
+            "alerts": self.alerts,
         }
         if self.warning:
             described["warning"] = self.warning
@@ -79,7 +81,10 @@ class Source:
 
     def entry(self) -> str:
         """What the sources file keeps of it."""
-        return json.dumps({"url": self.dashboard.url, "name": self.name})
+        kept: dict[str, object] = {"url": self.dashboard.url, "name": self.name}
+        if not self.alerts:
+            kept["alerts"] = False
+        return json.dumps(kept)
 
 
 @dataclass

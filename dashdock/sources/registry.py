@@ -109,6 +109,15 @@ class SourceRegistry:
         source.name = name
         return source
 
+    async def set_alerts(self, source_id: str, on: bool) -> Source:
+        """Mute or unmute a source's alerts; a user-added source keeps the choice in the sources file."""
+        source = self.get(source_id)
+        source.alerts = on
+        if source.kind == "url":
+            problem = await self._saved.save(source)
+            source.warning = problem and f"Muting the alerts of {source.name} was not saved: {problem}"
+        return source
+
     def unregister(self, source_id: str) -> None:
         self._sources.pop(source_id, None)
 

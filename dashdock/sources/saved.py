@@ -93,7 +93,9 @@ def restore(row: Row, allowlist: Allowlist) -> Source | DisabledSource:
             f"{dashboard.target.netloc} is no longer an allowed dashboard host. It is kept and comes "
             "back when c.DashdockApp.allowed_targets allows it again (after a server restart).",
         )
-    return Source(row.id, name, "url", dashboard)
+    source = Source(row.id, name, "url", dashboard)
+    source.alerts = entry.get("alerts") is not False
+    return source
 
 
 def _disabled(source_id: str, name: str, url: str, reason: str) -> DisabledSource:

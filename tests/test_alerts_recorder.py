@@ -1,0 +1,172 @@
+"""Alerts the recorder process writes about a real scheduler that goes away and comes back on its
+address, and why Dask says a worker left (read from the scheduler's own event shapes)."""
+
+from __future__ import annotations
+
+import socket
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from test_history_recorder import Lines, _end, _run, _start
+
+from dashdock.history.alerts import departure
+from dashdock.history.model import Alert
+from dashdock.history.store import HistoryStore
+
+SCHEDULER = r"""
+import asyncio, json, sys
+from distributed import Scheduler
+
+async def main(port):
+    async with Scheduler(host="127.0.0.1", port=port, dashboard_address=None) as scheduler:
+        print(json.dumps({"address": scheduler.address}), flush=True)
+        await asyncio.Event().wait()
+
+asyncio.run(main(int(sys.argv[1])))
+"""
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class SchedulerProcess:
+    """A scheduler alone in a process, on a port that outlives it (so it can come back there)."""
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self.lines: Lines | None = None
+
+    def start(self) -> str:
+        self.lines = Lines(_start(["-c", SCHEDULER, str(self.port)]))
+        return str(self.lines.next(timeout=120)["address"])
+
+    def kill(self) -> None:
+        if self.lines is not None:
+            _end(self.lines.proc)
+
+
+@pytest.fixture
+def scheduler() -> Iterator[SchedulerProcess]:
+    process = SchedulerProcess(_free_port())
+    yield process
+    process.kill()
+
+
+def _alerts_until(store_path: Path, kinds: set[str], timeout: float = 60) -> list[Alert]:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = HistoryStore.open(store_path).alerts()
+        if kinds <= {a.kind for a in found}:
+            return found
+        time.sleep(0.3)
+    raise AssertionError(f"no {kinds} alerts; the store has {HistoryStore.open(store_path).alerts()}")
+
+
+def _recording(store_path: Path, address: str, gone_after: float) -> Lines:
+    """A recorder process recording the scheduler at ``address``."""
+    recording = Lines(
+        _start(
+            [
+                "-m",
+                "dashdock.history.recorder",
+                str(store_path),
+                "--tick",
+                "0.2",
+                "--gone-after",
+                str(gone_after),
+            ]
+        )
+    )
+    recording.send({"op": "record", "run": _run(address)})
+    recording.next(event="recording")
+    return recording
+
+
+def test_a_scheduler_lost_and_back_on_its_address_is_two_alerts(
+    scheduler: SchedulerProcess, tmp_path: Path
+) -> None:
+    store_path = tmp_path / "history.db"
+    address = scheduler.start()
+    recording = _recording(store_path, address, gone_after=120)
+    try:
+        scheduler.kill()
+        (lost,) = _alerts_until(store_path, {"scheduler-lost"})
+        assert lost.title == "The scheduler stopped answering" and lost.source == "feedfeedfeed"
+        assert address.split("//")[1] in str(lost.detail["error"])
+
+        assert scheduler.start() == address
+        found = _alerts_until(store_path, {"scheduler-lost", "scheduler-back"})
+        back = next(a for a in found if a.kind == "scheduler-back")
+        assert back.time > lost.time and back.title == "The scheduler answers again"
+        assert len(found) == 2  # one of each: nothing repeated while it was away
+    finally:
+        _end(recording.proc)
+
+
+def test_a_scheduler_back_after_its_run_ended_is_back_in_the_next_run(
+    scheduler: SchedulerProcess, tmp_path: Path
+) -> None:
+    store_path = tmp_path / "history.db"
+    address = scheduler.start()
+    recording = _recording(store_path, address, gone_after=8)
+    try:
+        scheduler.kill()
+        recording.next(event="ended", run_id="0123456789ab", timeout=60)
+        _alerts_until(store_path, {"scheduler-lost"})
+        scheduler.start()
+        # The server records the source again as a new run; its first answer is the news.
+        recording.send({"op": "record", "run": _run(address, run_id="0123456789ac")})
+        recording.next(event="recording", run_id="0123456789ac")
+        found = _alerts_until(store_path, {"scheduler-back"})
+        assert [a.kind for a in found] == ["scheduler-back", "scheduler-lost"]
+    finally:
+        _end(recording.proc)
+
+
+def test_the_computation_threshold_is_a_setting_and_a_bad_one_is_refused(tmp_path: Path) -> None:
+    recording = Lines(_start(["-m", "dashdock.history.recorder", str(tmp_path / "history.db")]))
+    try:
+        recording.send({"op": "settings", "computation_seconds": -1})
+        error = recording.next(event="error")
+        assert "computation_seconds" in error["message"]
+        recording.send({"op": "settings", "computation_seconds": 2})
+        recording.send({"op": "settings", "computation_seconds": "soon"})
+        assert "computation_seconds" in recording.next(event="error")["message"]
+    finally:
+        _end(recording.proc)
+
+
+# The shapes of ``get_events`` replies, as Dask's scheduler logs them (time, message).
+REMOVED_KILLED = (
+    (1.0, {"action": "add-worker"}),
+    (2.0, {"action": "remove-worker", "expected": False, "stimulus_id": "handle-worker-cleanup-1732.5"}),
+)
+REMOVED_ON_PURPOSE = (
+    (2.0, {"action": "remove-worker", "expected": True, "stimulus_id": "retire-workers-1"}),
+)
+REMOVED_SILENT = ((2.0, {"action": "remove-worker", "expected": False, "stimulus_id": "check-worker-ttl-9"}),)
+MEMORY_RESTART = ((2.0, {"worker": "tcp://127.0.0.1:4001", "pid": 77, "rss": 3 * 2**30}),)
+
+
+@pytest.mark.parametrize(
+    "events, memory, expected, reason",
+    [
+        (REMOVED_KILLED, (), False, "killed or crashed"),
+        (REMOVED_ON_PURPOSE, (), True, "on purpose"),
+        (REMOVED_SILENT, (), False, "heartbeats"),
+        (REMOVED_KILLED, MEMORY_RESTART, False, "memory limit (3.0 GiB)"),
+        ((), (), False, ""),
+        ("not events", {"not": "events"}, False, ""),
+    ],
+)
+def test_why_a_worker_left_is_read_from_dasks_events(
+    events: object, memory: object, expected: bool, reason: str
+) -> None:
+    gone = departure("tcp://127.0.0.1:4001", events, memory)
+    assert gone.expected is expected
+    assert reason in gone.reason if reason else gone.reason == ""
