@@ -9,14 +9,16 @@
  * - panes/     plots docked in the main area
  * - notebook/  what dashdock shows in notebooks
  * - history/   recorded runs: the sidebar's History section, History views and window panes
+ * - alerts/    what the recorder noticed: notifications, the alerts panel
  * - plugins/   JupyterLab plugins: they only wire the above
  *
- * Feature directories (sources, clusters, panes, notebook, history) import api/, ui/ and tokens.ts, never
+ * Feature directories (sources, clusters, panes, notebook, history, alerts) import api/, ui/ and tokens.ts, never
  * each other: what they share goes through the public tokens.
  */
 
 import { JupyterFrontEndPlugin } from '@jupyterlab/application';
 
+import { alertsPlugin } from './plugins/alerts';
 import { clustersPlugin } from './plugins/clusters';
 import { historyPlugin } from './plugins/history';
 import { notebookPlugin } from './plugins/notebook';
@@ -32,6 +34,7 @@ const plugins: JupyterFrontEndPlugin<any>[] = [
   clustersPlugin,
   sidebarPlugin,
   notebookPlugin,
-  historyPlugin
+  historyPlugin,
+  alertsPlugin
 ];
 export default plugins;

@@ -146,6 +146,8 @@ export namespace CommandIDs {
   export const openHistory = 'dashdock:open-history';
   /** `{id, start?, end?}`: download a run's Chrome trace (a window of it when given). */
   export const exportTrace = 'dashdock:export-trace';
+  /** `{source?}`: the recent alerts, newest first (of one source when given). */
+  export const openAlerts = 'dashdock:open-alerts';
 }
 
 /**

@@ -6,3 +6,4 @@ import './panes.css';
 import './clusters.css';
 import './notebook.css';
 import './history.css';
+import './alerts.css';

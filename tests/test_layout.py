@@ -166,6 +166,7 @@ TS_MAY_IMPORT = {
     "panes": {"api", "ui", "tokens"},
     "notebook": {"api", "ui", "tokens"},
     "history": {"api", "ui", "tokens"},
+    "alerts": {"api", "ui", "tokens"},
     "tokens": {"api"},  # re-exports the wire types
 }
 TS_IMPORT_RE = re.compile(r"""(?:^|\n)\s*(?:import|export)\b[^;]*?\bfrom\s+'(\.[^']*)'""", re.S)

@@ -6,6 +6,8 @@ import { URLExt } from '@jupyterlab/coreutils';
 import { ServerConnection } from '@jupyterlab/services';
 
 import {
+  IAlert,
+  IAlertSettings,
   ICluster,
   IClusterListing,
   IHistoryRun,
@@ -83,6 +85,36 @@ export function addSource(url: string, name?: string): Promise<ISource> {
   return requestAPI<ISource>('sources', {
     method: 'POST',
     body: JSON.stringify(name ? { url, name } : { url })
+  });
+}
+
+/**
+ * Mute (`on` false) or unmute a source's alerts; resolves to the source as it is now.
+ */
+export function setSourceAlerts(id: string, on: boolean): Promise<ISource> {
+  return requestAPI<ISource>(`sources/${encodeURIComponent(id)}`, {
+    method: 'PATCH',
+    body: JSON.stringify({ alerts: on })
+  });
+}
+
+/**
+ * Alerts updated after `since` (Unix seconds; all kept when left out), the most recently updated first.
+ */
+export async function listAlerts(since?: number): Promise<IAlert[]> {
+  const query = since === undefined ? '' : `?since=${since}`;
+  return (await requestAPI<{ alerts: IAlert[] }>(`alerts${query}`)).alerts;
+}
+
+/**
+ * Tell the server the user's alert settings (which kinds notify, the computation threshold).
+ */
+export function putAlertSettings(
+  settings: IAlertSettings
+): Promise<IAlertSettings> {
+  return requestAPI<IAlertSettings>('alerts/settings', {
+    method: 'PUT',
+    body: JSON.stringify(settings)
   });
 }
 

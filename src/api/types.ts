@@ -30,6 +30,8 @@ export interface ISource {
   disabled?: string;
   /** The last change to this source was not saved (it would be gone after a server restart). */
   warning?: string;
+  /** Whether its alerts notify (muted: still recorded and listed). Missing on disabled sources. */
+  alerts?: boolean;
 }
 
 /**
@@ -164,6 +166,47 @@ export interface IHistoryRun {
  */
 export interface IHistoryRunDetail extends IHistoryRun {
   recording: boolean;
+}
+
+/**
+ * What alerts are about, in the order settings list them.
+ */
+export const ALERT_KINDS = [
+  'worker-lost',
+  'worker-paused',
+  'spilling',
+  'task-erred',
+  'scheduler-lost',
+  'scheduler-back',
+  'computation-done'
+] as const;
+
+export type AlertKind = (typeof ALERT_KINDS)[number];
+
+/**
+ * Something the recorder noticed, as `GET alerts` lists it; happening again updates it in place
+ * (the same id, `updated` and `count` grow). Times in Unix seconds.
+ */
+export interface IAlert {
+  id: string;
+  source: string;
+  kind: AlertKind;
+  time: number;
+  updated: number;
+  title: string;
+  /** What its actions need: `worker`, `group`, `key`, `exception`, `start`/`end`, ... */
+  detail: { [key: string]: unknown };
+  count: number;
+  /** False for a muted source or a kind left out of the settings: listed, not notified. */
+  notified: boolean;
+}
+
+/**
+ * The alert settings the server needs (Lab's settings are where people change them).
+ */
+export interface IAlertSettings {
+  kinds: AlertKind[];
+  computationSeconds: number;
 }
 
 /**

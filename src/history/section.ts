@@ -1,15 +1,17 @@
 /**
- * The History section of the sidebar: recorded runs, newest first, and recording on or off per
- * source (see model.ts for history/).
+ * The History section of the sidebar: recorded runs, newest first, and per source recording on or
+ * off and its alerts notified or muted (see model.ts for history/).
  */
 
 import { Dialog, showDialog } from '@jupyterlab/apputils';
 import { TranslationBundle } from '@jupyterlab/translation';
+import { bellIcon } from '@jupyterlab/ui-components';
 import { CommandRegistry } from '@lumino/commands';
 import { UUID } from '@lumino/coreutils';
 import { Message } from '@lumino/messaging';
 import { Widget } from '@lumino/widgets';
 
+import { setSourceAlerts } from '../api/client';
 import { IHistoryRun, ISource } from '../api/types';
 import { CommandIDs, ISourcesModel } from '../tokens';
 import { element, KeyedParts } from '../ui/dom';
@@ -21,6 +23,7 @@ import { formatDuration } from './window';
 const SECTION_CLASS = 'jp-dashdock-History';
 const RUN_CLASS = 'jp-dashdock-Run';
 const SWITCH_CLASS = 'jp-dashdock-RecordSwitch';
+const ALERTS_SWITCH_CLASS = 'jp-dashdock-AlertSwitch';
 const LIVE_CLASS = 'jp-mod-live';
 
 /**
@@ -52,7 +55,7 @@ export class HistorySection extends Widget {
     this._error.setAttribute('role', 'alert');
     this._empty = element('p', 'jp-dashdock-History-empty', this.node);
     this._empty.textContent = trans.__(
-      'Each computation of a source with a scheduler (managed clusters, notebooks’ clients, dashboards added by URL) is recorded while this server runs: tasks, progress by group, worker memory. Runs appear here, and stay after their cluster is gone.'
+      'Each computation of a source with a scheduler (managed clusters, notebooks’ clients) is recorded while this server runs: tasks, progress by group, worker memory, alerts. Runs appear here, and stay after their cluster is gone.'
     );
     // A tree of one level, as the sources list: a row holds its buttons, an option may not.
     this._list = element('ul', 'jp-dashdock-RunList', this.node);
@@ -139,6 +142,9 @@ export class HistorySection extends Widget {
     switch (action?.dataset.action) {
       case 'record':
         this._toggleRecording(action);
+        return;
+      case 'alerts':
+        this._toggleAlerts(action);
         return;
       case 'export':
         if (row?.dataset.runId) {
@@ -237,6 +243,23 @@ export class HistorySection extends Widget {
     this._error.textContent = '';
     this._model
       .setRecording(source, enable)
+      .catch(error => this._showError(error))
+      .finally(() => {
+        button.removeAttribute('aria-busy');
+        this._render();
+      });
+  }
+
+  /** Mute or unmute a source's alerts: they are still recorded and listed, only not notified. */
+  private _toggleAlerts(button: HTMLElement): void {
+    const source = button.dataset.sourceId;
+    if (!source || button.getAttribute('aria-busy') === 'true') {
+      return;
+    }
+    button.setAttribute('aria-busy', 'true');
+    this._error.textContent = '';
+    setSourceAlerts(source, button.getAttribute('aria-checked') !== 'true')
+      .then(() => this._sources.refresh())
       .catch(error => this._showError(error))
       .finally(() => {
         button.removeAttribute('aria-busy');
@@ -352,6 +375,11 @@ export class HistorySection extends Widget {
   private _switchItem(): HTMLElement {
     const item = element('li', 'jp-dashdock-RecordSwitches-item');
     element('span', 'jp-dashdock-RecordSwitches-name', item);
+    const alerts = element('button', `${ALERTS_SWITCH_CLASS} jp-Button`, item);
+    alerts.type = 'button';
+    alerts.setAttribute('role', 'switch');
+    alerts.dataset.action = 'alerts';
+    bellIcon.element({ container: alerts, tag: 'span' });
     const button = element('button', `${SWITCH_CLASS} jp-Button`, item);
     button.type = 'button';
     button.setAttribute('role', 'switch');
@@ -374,6 +402,22 @@ export class HistorySection extends Widget {
     button.title = recording
       ? trans.__('Recording %1: click to stop', source.name)
       : trans.__('Not recording %1: click to record it', source.name);
+    const alerts = item.querySelector<HTMLElement>(`.${ALERTS_SWITCH_CLASS}`)!;
+    alerts.dataset.sourceId = source.id;
+    const notifying = source.alerts !== false;
+    if (alerts.getAttribute('aria-busy') !== 'true') {
+      alerts.setAttribute('aria-checked', String(notifying));
+    }
+    alerts.setAttribute(
+      'aria-label',
+      trans.__('Notify alerts of %1', source.name)
+    );
+    alerts.title = notifying
+      ? trans.__(
+          'Alerts of %1 notify: click to mute them (they are still listed)',
+          source.name
+        )
+      : trans.__('Alerts of %1 are muted: click to notify them', source.name);
   }
 
   private _model: HistoryModel;

@@ -1,0 +1,80 @@
+/**
+ * Alerts: notifications of what the recorder noticed, their settings, and the alerts panel.
+ */
+
+import {
+  JupyterFrontEnd,
+  JupyterFrontEndPlugin
+} from '@jupyterlab/application';
+import { ICommandPalette } from '@jupyterlab/apputils';
+import { ISettingRegistry } from '@jupyterlab/settingregistry';
+import { ITranslator, nullTranslator } from '@jupyterlab/translation';
+
+import { addAlertCommands } from '../alerts/commands';
+import { AlertsModel } from '../alerts/model';
+import { AlertNotifier } from '../alerts/notifier';
+import { putAlertSettings } from '../api/client';
+import { AlertKind } from '../api/types';
+import { CommandIDs, ISourcesModel, TRANSLATION_DOMAIN } from '../tokens';
+
+export const alertsPlugin: JupyterFrontEndPlugin<void> = {
+  id: 'dashdock:alerts',
+  description:
+    'Notifies when a Dask cluster is in trouble (workers lost, paused or spilling, tasks erring, a scheduler gone) and when long work is done.',
+  autoStart: true,
+  optional: [ISourcesModel, ISettingRegistry, ICommandPalette, ITranslator],
+  activate: (
+    app: JupyterFrontEnd,
+    sources: ISourcesModel | null,
+    settingRegistry: ISettingRegistry | null,
+    palette: ICommandPalette | null,
+    translator: ITranslator | null
+  ): void => {
+    const trans = (translator ?? nullTranslator).load(TRANSLATION_DOMAIN);
+    const sourceName = (id: string): string =>
+      sources?.sources.find(source => source.id === id)?.name ?? id;
+    const model = new AlertsModel();
+    const notifier = new AlertNotifier({
+      model,
+      commands: app.commands,
+      trans,
+      sourceName
+    });
+    addAlertCommands({
+      commands: app.commands,
+      shell: app.shell,
+      model,
+      trans,
+      sourceName
+    });
+    palette?.addItem({
+      command: CommandIDs.openAlerts,
+      category: trans.__('Dask')
+    });
+    if (settingRegistry) {
+      void Promise.all([settingRegistry.load(alertsPlugin.id), app.restored])
+        .then(([settings]) => {
+          const apply = () => {
+            notifier.desktop = settings.get('desktop').composite as boolean;
+            if (
+              notifier.desktop &&
+              window.Notification?.permission === 'default'
+            ) {
+              void window.Notification.requestPermission();
+            }
+            // The server records with the threshold and says which kinds notify.
+            void putAlertSettings({
+              kinds: settings.get('kinds').composite as AlertKind[],
+              computationSeconds: settings.get('computationSeconds')
+                .composite as number
+            }).catch(error => console.warn('dashdock: alert settings', error));
+          };
+          apply();
+          settings.changed.connect(apply);
+        })
+        .catch(error =>
+          console.warn('dashdock: could not load alert settings', error)
+        );
+    }
+  }
+};

@@ -1,0 +1,132 @@
+"""A user hears about trouble without watching a plot: 1,000 failing tasks are one notification that
+counts them, its action opens the Exceptions pane; the alerts panel lists it; a muted source stays
+quiet."""
+
+from __future__ import annotations
+
+import operator
+import time
+from collections.abc import Callable
+
+from a11y import assert_accessible
+from conftest import Lab, open_lab, screenshot
+from distributed import Client, wait
+from helpers import PANE, open_sidebar, pane_frame
+from playwright.sync_api import Browser, Page, expect
+
+TOAST = ".Toastify__toast"
+FAILING = 1000
+
+
+def wait_until(condition: Callable[[], object], timeout: float = 120.0) -> object:
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.5)
+
+
+def _recorded_cluster(lab: Lab) -> dict:
+    cluster = lab.api("dashdock/api/clusters", "POST", {"workers": 1})
+    assert isinstance(cluster, dict)
+
+    def running() -> dict:
+        listing = lab.api("dashdock/api/clusters")
+        assert isinstance(listing, dict)
+        found = next((c for c in listing["clusters"] if c["id"] == cluster["id"]), {})
+        return found if found.get("status") == "running" else {}
+
+    ready = wait_until(running)
+    assert isinstance(ready, dict)
+
+    def recorded() -> bool:
+        runs = lab.api("dashdock/api/history")
+        assert isinstance(runs, dict)
+        return any(r["source"] == ready["source"] and r["live"] for r in runs["runs"])
+
+    wait_until(recorded)
+    return ready
+
+
+def _fail(scheduler: str, group: str) -> None:
+    with Client(scheduler, timeout=30) as client:
+        # A function workers can import: each task divides by zero.
+        futures = client.map(
+            operator.truediv, [1] * FAILING, [0] * FAILING, key=[f"{group}-{i}" for i in range(FAILING)]
+        )
+        wait(futures)
+
+
+def _polled_since_load(page: Page) -> None:
+    """The Lab's alerts have been polled once after the first look: what happens now is news."""
+    page.wait_for_event("response", lambda r: "dashdock/api/alerts?since=" in r.url, timeout=60_000)
+
+
+def test_a_thousand_failing_tasks_are_one_notification_that_opens_the_exceptions(
+    browser: Browser, lab: Lab
+) -> None:
+    cluster = _recorded_cluster(lab)
+    page = open_lab(browser, lab, "alerts")
+    _polled_since_load(page)
+    _fail(cluster["scheduler"], "boom")
+
+    # One toast, counting every failed task once they are all recorded.
+    toast = page.locator(TOAST, has_text="boom:")
+    expect(toast).to_contain_text(f"boom: {FAILING:,} tasks erred", timeout=60_000)
+    expect(toast).to_have_count(1)
+    expect(toast).to_contain_text(cluster["name"])
+    screenshot(page, "alert-toast-task-erred")
+
+    # Its action opens the source's Exceptions plot as a pane.
+    toast.get_by_role("button", name="Exceptions").click()
+    exceptions = page.locator(f"{PANE}:has(iframe[title='Exceptions'])")
+    expect(exceptions).to_be_visible(timeout=30_000)
+    # A table, not a canvas: it lists what the tasks raised.
+    expect(pane_frame(page, "Exceptions").get_by_text("division by zero").first).to_be_visible(timeout=60_000)
+
+    # The alerts panel lists it with what it offers; every control has a name.
+    page.evaluate("() => { void window.jupyterapp.commands.execute('dashdock:open-alerts'); }")
+    panel = page.locator(".jp-dashdock-Alerts")
+    item = panel.locator(".jp-dashdock-Alert[data-kind='task-erred']")
+    expect(item).to_contain_text(f"boom: {FAILING:,} tasks erred")
+    expect(item.get_by_role("button", name=f"Show in history: boom: {FAILING:,} tasks erred")).to_be_visible()
+    assert_accessible(page, ".jp-dashdock-Alerts")
+    screenshot(page, "alerts-panel")
+
+
+def test_a_muted_source_lists_its_alerts_without_notifying(browser: Browser, lab: Lab) -> None:
+    cluster = _recorded_cluster(lab)
+    source = cluster["source"]
+    page = open_lab(browser, lab, "muted")
+    sidebar = open_sidebar(page)
+    title = sidebar.locator(".jp-AccordionPanel-title", has_text="History")
+    if title.get_attribute("aria-expanded") != "true":
+        title.click()
+    bell = page.locator(f'.jp-dashdock-AlertSwitch[data-source-id="{source}"]')
+    expect(bell).to_have_attribute("aria-checked", "true")
+    expect(bell).to_have_accessible_name(f"Notify alerts of {cluster['name']}")
+    bell.focus()
+    page.keyboard.press("Enter")
+    expect(bell).to_have_attribute("aria-checked", "false")
+    listed = lab.api(f"dashdock/api/sources/{source}")
+    assert isinstance(listed, dict) and listed["alerts"] is False
+    screenshot(page, "alerts-muted-switch")
+
+    _polled_since_load(page)
+    _fail(cluster["scheduler"], "quiet")
+
+    def recorded() -> list:
+        found = lab.api(f"dashdock/api/alerts?source={source}")
+        assert isinstance(found, dict)
+        return [a for a in found["alerts"] if a["kind"] == "task-erred" and a["count"] == FAILING]
+
+    (alert,) = wait_until(recorded)  # type: ignore[misc]
+    assert alert["notified"] is False
+    _polled_since_load(page)  # the Lab has seen it too
+    expect(page.locator(TOAST, has_text="quiet:")).to_have_count(0)
+    page.evaluate(
+        "source => { void window.jupyterapp.commands.execute('dashdock:open-alerts', {source}); }", source
+    )
+    expect(page.locator(".jp-dashdock-Alert[data-kind='task-erred']")).to_contain_text("not notified")
