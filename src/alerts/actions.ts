@@ -2,8 +2,8 @@
  * alerts/: what the recorder noticed, as Lab notifications and a panel listing them.
  *
  * Owns the alerts model (model.ts: polled from the server), the notifications (notifier.ts), the
- * panel (panel.ts), the switch that mutes a source (mute.ts) and the command (commands.ts). Imports
- * api/, ui/ and tokens.ts only, as every feature directory.
+ * panel (panel.ts) and its command (commands.ts); a source's mute switch sits beside its Record
+ * switch (history/section.ts). Imports api/, ui/ and tokens.ts only, as every feature directory.
  *
  * This file is pure (no DOM, no Lab): what an alert offers to do, and how it is shown.
  */
