@@ -1,0 +1,266 @@
+"""One scheduler recorded: ``RunRecorder`` reads it once a tick and writes what it read.
+
+Each tick reads the task stream (task_stream.py: a lost task is a gap, never silent), the workers
+(memory, pauses, spilling, who left and why), the task groups (progress, and whether the scheduler
+is busy), and turns what it saw into alerts (alerts.py); everything a tick read is written in one
+job of the store's single writer thread, so the recorder's loop never waits on the file.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from dashdock.history.alerts import AlertWatch, departure
+from dashdock.history.model import Alert, Event, Gap, GroupProgress, Run, TaskRecord, WorkerSample
+from dashdock.history.scheduler import (
+    MAX_TEXT,
+    Scheduler,
+    SchedulerError,
+    to_group_progress,
+    to_task_record,
+    to_worker_samples,
+)
+from dashdock.history.task_stream import Restarted, TaskStreamReader
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Every bound of the recorder, each with the default the server uses."""
+
+    tick: float = 1.0  # seconds between two reads of a scheduler
+    max_runs: int = 16  # schedulers recorded at once
+    max_records_per_tick: int = 50_000  # above Dask's throughput at a 1 s tick; more counts as a gap
+    samples_every: int = 1  # ticks between worker samples (memory, CPU, joined/left)
+    progress_every: int = 2  # ticks between task-group progress rows
+    call_timeout: float = 5.0  # seconds for one call to a scheduler
+    gone_after: float = 30.0  # a scheduler failing for this long ends its run
+    max_workers: int = 1024  # workers sampled per scheduler
+    max_groups: int = 1000  # task groups in one progress sample
+    max_exceptions_per_tick: int = 100  # "exception" events per tick (every erred task keeps its text)
+    max_departures_per_tick: int = 16  # workers that left whose reason is asked for, per tick
+    max_line_bytes: int = 1 << 20  # one command on stdin
+
+
+class Store(Protocol):
+    """What the recorder needs of the store (store.py's HistoryStore)."""
+
+    def begin_run(self, run: Run) -> None: ...
+    def add_tasks(self, run_id: str, tasks: Sequence[TaskRecord]) -> bool: ...
+    def add_gap(self, run_id: str, gap: Gap) -> bool: ...
+    def add_worker_samples(self, run_id: str, samples: Sequence[WorkerSample]) -> bool: ...
+    def add_group_progress(self, run_id: str, rows: Sequence[GroupProgress]) -> bool: ...
+    def add_events(self, run_id: str, events: Sequence[Event]) -> bool: ...
+    def add_alerts(self, run_id: str, alerts: Sequence[Alert]) -> bool: ...
+    def last_alert(self, source: str, kinds: Sequence[str]) -> Alert | None: ...
+    def end_run(self, run_id: str, end: float) -> None: ...
+
+
+Emit = Callable[[dict[str, object]], None]
+
+
+class Ended(Exception):
+    """A run ends; the argument is the reason, written for the user."""
+
+
+class Writer:
+    """The store in one thread: writes keep their order and never block the recorder's loop."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self._pool = ThreadPoolExecutor(1, thread_name_prefix="dashdock-history-store")
+
+    async def run(self, fn: Callable[..., Any], *args: object) -> Any:
+        return await asyncio.get_running_loop().run_in_executor(self._pool, fn, *args)
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True)
+
+
+@dataclass
+class TickWrites:
+    """What one tick writes, in one job of the writer thread."""
+
+    tasks: list[TaskRecord]
+    gap: Gap | None
+    samples: list[WorkerSample]
+    progress: list[GroupProgress]
+    events: list[Event]
+    alerts: list[Alert]
+
+    def apply(self, store: Store, run_id: str) -> bool:
+        """Write it all; False when the run is no longer in the store (the user deleted it)."""
+        kept = True
+        if self.tasks:
+            kept &= store.add_tasks(run_id, self.tasks)  # one call: one transaction in the store
+        if self.gap is not None:
+            kept &= store.add_gap(run_id, self.gap)
+        if self.samples:
+            kept &= store.add_worker_samples(run_id, self.samples)
+        if self.progress:
+            kept &= store.add_group_progress(run_id, self.progress)
+        if self.events:
+            kept &= store.add_events(run_id, self.events)
+        if self.alerts:
+            kept &= store.add_alerts(run_id, self.alerts)
+        return kept
+
+
+class RunRecorder:
+    """Records one scheduler for one run until it is stopped or the scheduler is gone."""
+
+    def __init__(self, run: Run, writer: Writer, emit: Emit, limits: Limits, alerts: AlertWatch) -> None:
+        self.run = run
+        self.writer = writer
+        self.emit = emit
+        self.limits = limits
+        self.alerts = alerts
+        self.scheduler = Scheduler(run.scheduler, timeout=limits.call_timeout)
+        self.stream = TaskStreamReader(self.scheduler)
+        self.stopping = asyncio.Event()
+        self.stop_reason = "Recording was stopped."
+        self.last_read = run.start
+        self.ticks = 0
+        self.workers: set[str] | None = None
+        self.progress: dict[str, dict[str, int]] = {}
+        self.failing_since: float | None = None
+        self.restarted = False  # another scheduler answers at the address: record it at once
+
+    async def start(self) -> None:
+        """Where the run begins in the task stream."""
+        with contextlib.suppress(SchedulerError):  # not there yet: the first tick tries again
+            await self.stream.begin()
+
+    async def record(self) -> str:
+        """Tick until stopped (one last tick then) or gone; returns why the run ended."""
+        try:
+            while not self.stopping.is_set():
+                await self._tick_or_retry()
+                with contextlib.suppress(TimeoutError, asyncio.TimeoutError):
+                    await asyncio.wait_for(self.stopping.wait(), self.limits.tick)
+            # The tasks that finished since the last tick belong to the run too.
+            with contextlib.suppress(SchedulerError):
+                await self.tick()
+            return self.stop_reason
+        except Ended as e:
+            return str(e)
+        finally:
+            await self.scheduler.close()
+
+    async def _tick_or_retry(self) -> None:
+        try:
+            await self.tick()
+            self.failing_since = None
+        except SchedulerError as e:
+            self.alerts.failed(str(e), time.time())
+            await self._write_alerts()
+            now = time.monotonic()
+            if self.failing_since is None:
+                self.failing_since = now
+                self.emit({"event": "error", "run_id": self.run.id, "message": f"{e} Retrying."})
+            elif now - self.failing_since >= self.limits.gone_after:
+                raise Ended(
+                    f"The scheduler at {self.run.scheduler} stopped answering "
+                    f"{self.limits.gone_after:g} s ago: {e}"
+                ) from None
+
+    async def _write_alerts(self) -> None:
+        """Alerts noticed outside a tick's writes (the scheduler not answering)."""
+        alerts = self.alerts.take()
+        if alerts:
+            with contextlib.suppress(Exception):  # the next tick's writes say whether the store is broken
+                await self.writer.run(self.writer.store.add_alerts, self.run.id, alerts)
+
+    async def tick(self) -> None:
+        now = time.time()
+        self.ticks += 1
+        try:
+            records, missed = await self.stream.read()
+        except Restarted as e:
+            self.alerts.answered(now)
+            await self._write_alerts()
+            self.restarted = True
+            raise Ended(str(e)) from None
+        self.alerts.answered(now)
+        tasks: list[TaskRecord] = []
+        events: list[Event] = []
+        for raw in records:
+            task = to_task_record(raw)
+            if task is None:
+                missed += 1  # a record we cannot read is a task we did not keep: say so
+                continue
+            tasks.append(task)
+            if task.status == "error" and len(events) < self.limits.max_exceptions_per_tick:
+                # The event keeps what the task row does not: the worker's traceback text.
+                detail = {"key": task.key, "group": task.group, "exception": task.exception}
+                detail["traceback"] = str(raw.get("traceback_text") or "")[:MAX_TEXT]
+                events.append(Event(task.stop, "exception", task.worker, detail))
+        if len(tasks) > self.limits.max_records_per_tick:
+            missed += len(tasks) - self.limits.max_records_per_tick
+            tasks = tasks[-self.limits.max_records_per_tick :]
+        gap = Gap(self.last_read, now, missed) if missed else None
+        self.alerts.tasks(tasks, now)
+        samples: list[WorkerSample] = []
+        progress: list[GroupProgress] = []
+        problem: SchedulerError | None = None
+        try:
+            if self.ticks % self.limits.samples_every == 0:
+                samples = await self._sample_workers(now, events)
+            progress = await self._progress(now, tasks)
+        except SchedulerError as e:
+            problem = e  # the tasks read are written first: the cursor has moved past them
+        writes = TickWrites(tasks, gap, samples, progress, events, self.alerts.take())
+        try:
+            kept = await self.writer.run(writes.apply, self.writer.store, self.run.id)
+        except Exception as e:  # a store that cannot be written loses tasks: the run cannot go on
+            raise Ended(f"The history store could not be written: {e}") from None
+        if not kept:
+            raise Ended("This run was deleted while it was recorded.")
+        self.last_read = now
+        if gap is not None:
+            self.emit({"event": "gap", "run_id": self.run.id, "missed": missed})
+        if problem is not None:
+            raise problem
+
+    async def _sample_workers(self, now: float, events: list[Event]) -> list[WorkerSample]:
+        identity = await self.scheduler.identity(self.limits.max_workers)
+        samples = to_worker_samples(identity, now, self.limits.max_workers)
+        workers = identity.get("workers") if isinstance(identity, Mapping) else None
+        present = {str(w) for w in workers} if isinstance(workers, Mapping) else set()
+        before = self.workers
+        joined = present - (before or set())
+        left = (before or set()) - present
+        events.extend(Event(now, "worker-joined", w, {"at_start": before is None}) for w in sorted(joined))
+        self.workers = present
+        if isinstance(workers, Mapping):
+            self.alerts.workers(workers, now)
+        if left:
+            memory_restarts = await self.scheduler.events("worker-restart-memory")
+            for worker in sorted(left)[: self.limits.max_departures_per_tick]:
+                gone = departure(worker, await self.scheduler.events(worker), memory_restarts)
+                events.append(
+                    Event(now, "worker-left", worker, {"reason": gone.reason, "expected": gone.expected})
+                )
+                self.alerts.worker_left(gone, now)
+            events.extend(
+                Event(now, "worker-left", w) for w in sorted(left)[self.limits.max_departures_per_tick :]
+            )
+        return samples
+
+    async def _progress(self, now: float, tasks: Sequence[TaskRecord]) -> list[GroupProgress]:
+        rows = to_group_progress(await self.scheduler.task_prefix_states(), now, self.limits.max_groups)
+        # Read every tick: whether anything waits or runs marks a computation's start and end.
+        self.alerts.busy(
+            any(row.states.get("processing") or row.states.get("waiting") for row in rows), now, tasks
+        )
+        if self.ticks % self.limits.progress_every:
+            return []
+        # Only groups whose counts moved: a long run of idle groups costs nothing.
+        changed = [row for row in rows if self.progress.get(row.group) != row.states]
+        self.progress.update((row.group, row.states) for row in changed)
+        return changed
