@@ -14,6 +14,8 @@ from _support import Jupyter
 from distributed import Client
 from test_history_api import START, eventually, run_of
 
+from dashdock.history.alerts import AlertLimits
+
 ALERTS_SEEN = 60.0  # generous on a loaded 2-core machine; what users wait is measured in bench/
 
 
@@ -127,7 +129,18 @@ async def test_failing_tasks_a_long_computation_and_a_killed_worker_are_alerts(j
     # ``since`` lists only what was updated after it.
     newest = max(a["updated"] for a in await alerts(jupyter))
     assert await alerts(jupyter, f"?since={newest}") == []
-    await jupyter.api("DELETE", f"clusters/{cluster['id']}")
+
+    # Shutting the cluster down on purpose is no alert: its recording stops before it could be one.
+    code, _ = await jupyter.api("DELETE", f"clusters/{cluster['id']}")
+    assert code == 204
+
+    async def ended() -> bool:
+        run = await run_of(jupyter, source)
+        return run is not None and not run["live"]
+
+    assert await eventually(ended, 60)
+    await asyncio.sleep(AlertLimits.lost_after + 2)
+    assert await alert_of(jupyter, source, "scheduler-lost") is None
 
 
 class TestAWorkerThatFillsItsMemory:

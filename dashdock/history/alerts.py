@@ -30,7 +30,9 @@ class AlertLimits:
     """The bounds and thresholds of one run's alerts."""
 
     computation_seconds: float = 60.0  # a computation that ran at least this long says it is done
-    lost_after: float = 5.0  # a scheduler silent this long is lost (a closing cluster stops sooner)
+    # A scheduler silent this long is lost. Longer than the server takes to stop recording a source
+    # that went on purpose (a kernel restarted, a cluster shut down: discovery 2 s + sync 2 s).
+    lost_after: float = 10.0
     spill_every: float = 300.0  # a worker that keeps spilling is mentioned again after this long
     max_alerts: int = 500  # distinct alerts one run keeps; later ones only update existing ones
 
