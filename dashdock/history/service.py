@@ -69,6 +69,7 @@ class HistoryService:
         self._recorder: asyncio.subprocess.Process | None = None
         self._reader: asyncio.Task[None] | None = None
         self._loop_task: asyncio.Task[None] | None = None
+        self._warm: asyncio.Future[None] | None = None
         self._recording: dict[str, str] = {}  # source id -> run id
         self._addresses: dict[str, str] = {}  # source id -> the scheduler its run records
         self._paused: set[str] = set()  # sources the user stopped recording
@@ -92,6 +93,9 @@ class HistoryService:
             self._log.warning("dashdock: %s", self._store.warning)
         await asyncio.to_thread(self._end_orphaned_runs)
         self._loop_task = asyncio.ensure_future(self._run_forever())
+        # The History pages are Bokeh documents made here: import Bokeh's plotting modules now, in a
+        # thread, so the first page a user opens does not pay seconds of imports.
+        self._warm = asyncio.ensure_future(asyncio.to_thread(_import_bokeh_plotting))
 
     async def stop(self) -> None:
         if self._loop_task is not None:
@@ -320,3 +324,9 @@ class HistoryService:
             close = getattr(chunks, "close", None)
             if close is not None:
                 await asyncio.to_thread(close)
+
+
+def _import_bokeh_plotting() -> None:
+    import bokeh.layouts
+    import bokeh.models
+    import bokeh.plotting  # noqa: F401
