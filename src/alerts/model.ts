@@ -69,7 +69,9 @@ export class AlertsModel {
         this._changed.emit();
       }
       if (error instanceof APIError && error.status === 404) {
-        return; // history is off: nothing to poll for, and no reason to back off noisily
+        // History is off (alerts ride on it): ask again rarely, in case the server changes.
+        this._poll.frequency = { ...this._poll.frequency, interval: 60_000 };
+        return;
       }
       throw error;
     }
