@@ -18,6 +18,7 @@ export class AlertsModel {
    * elsewhere is the point of alerts.
    */
   constructor(interval = 3000) {
+    this._interval = interval;
     this._poll = new Poll({
       factory: () => this._fetch(),
       frequency: { interval, backoff: true, max: 60_000 },
@@ -80,6 +81,10 @@ export class AlertsModel {
     this._since = Math.max(this._since ?? 0, ...fresh.map(a => a.updated));
     if (this._error) {
       this._error = '';
+      this._poll.frequency = {
+        ...this._poll.frequency,
+        interval: this._interval
+      };
     }
     if (!first && !fresh.length) {
       return;
@@ -91,6 +96,7 @@ export class AlertsModel {
     }
   }
 
+  private _interval: number;
   private _poll: Poll;
   private _alerts: IAlert[] = [];
   private _since: number | undefined = undefined;
