@@ -79,7 +79,8 @@ export class AlertsModel {
     const first = this._since === undefined;
     // The server's clock, not ours: `since` compares with what it wrote.
     this._since = Math.max(this._since ?? 0, ...fresh.map(a => a.updated));
-    if (this._error) {
+    const recovered = !!this._error;
+    if (recovered) {
       this._error = '';
       this._poll.frequency = {
         ...this._poll.frequency,
@@ -87,6 +88,9 @@ export class AlertsModel {
       };
     }
     if (!first && !fresh.length) {
+      if (recovered) {
+        this._changed.emit();
+      }
       return;
     }
     this._alerts = mergeAlerts(this._alerts, fresh, KEPT);
