@@ -15,7 +15,7 @@ from _support import Jupyter
 
 from dashdock.errors import NotFound
 from dashdock.history.handlers import REPORT_POLICY
-from dashdock.history.model import Gap, Run, Span, TaskRecord, WorkerSample
+from dashdock.history.model import Alert, Gap, Run, Span, TaskRecord, WorkerSample
 from dashdock.history.pages import PAGES, PageAssets, PageLimits, history_page
 from dashdock.history.store import HistoryStore
 from dashdock.history.views import bokeh_static_dir, bokeh_version
@@ -65,6 +65,9 @@ def record(store: HistoryStore, t0: float = T0) -> None:
     store.add_tasks(RUN, burst(0, 100, t0 + 0.5) + burst(0, 50, t0 + 20, group="dec"))
     store.add_tasks(RUN, [erred(EVIL, t0 + 21)])
     store.add_gap(RUN, Gap(t0 + 10, t0 + 11, missed=42))
+    store.add_alerts(
+        RUN, [Alert("a1a1a1a1a1a1", SOURCE, "task-erred", "boom", t0 + 21, t0 + 21, f"boom: {EVIL}", {})]
+    )
     store.add_worker_samples(
         RUN,
         [
@@ -98,6 +101,17 @@ def strings_in(value: Any) -> Iterator[str]:
     elif isinstance(value, list):
         for inner in value:
             yield from strings_in(inner)
+
+
+def walk(value: Any) -> Iterator[Any]:
+    """Every value in a document's JSON, depth first."""
+    yield value
+    if isinstance(value, dict):
+        for inner in value.values():
+            yield from walk(inner)
+    elif isinstance(value, list):
+        for inner in value:
+            yield from walk(inner)
 
 
 def column(document: Any, name: str) -> list[Any]:
@@ -185,6 +199,15 @@ def test_the_overview_shows_the_whole_run_its_gaps_and_posts_the_chosen_window(s
     code = "\n".join(s for s in strings_in(document) if "postMessage" in s)
     assert "dashdock:history-window" in code and "setTimeout" in code
     assert "DocumentReady" in page or "document_ready" in page  # the first window, posted on load
+
+
+def test_the_overview_marks_when_tasks_erred_with_the_alerts_title_as_data(store: HistoryStore) -> None:
+    page = history_page(store, RUN, "overview", None, None, ASSETS)
+    document = document_of(page)
+    assert column(document, "title") == [f"boom: {EVIL}"]
+    spans = [v for v in walk(document) if isinstance(v, dict) and v.get("name") == "Span"]
+    assert [span["attributes"]["location"] for span in spans] == [(T0 + 21) * 1000]
+    assert EVIL not in page
 
 
 def test_the_overview_of_a_run_with_more_samples_than_it_reads_still_spans_the_run(

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dashdock.errors import NotFound
-from dashdock.history.model import Run, WorkerSample
+from dashdock.history.model import Alert, Run, WorkerSample
 from dashdock.history.store import HistoryStore
 
 PAGES = ("overview", "task-stream", "progress", "memory")
@@ -30,6 +30,16 @@ _MEMORY_KINDS = ("managed", "unmanaged", "spilled")
 # Dask's worker memory plot: managed in blue, unmanaged lighter, spilled grey.
 _MEMORY_COLOURS = ("#0071c5", "#6aa8d8", "#b0b0b0")
 _WINDOW_MESSAGE = "dashdock:history-window"
+# Alerts marked on the overview, by kind: trouble red or orange, good news green.
+_ALERT_COLOURS = {
+    "worker-lost": "#d62728",
+    "task-erred": "#d62728",
+    "scheduler-lost": "#d62728",
+    "worker-paused": "#ff7f0e",
+    "spilling": "#ff7f0e",
+    "scheduler-back": "#2ca02c",
+    "computation-done": "#2ca02c",
+}
 _TEMPLATE = """
 {% block preamble %}<script src="{{ page_script | e }}"></script>{% endblock %}
 """
@@ -44,6 +54,7 @@ class PageLimits:
     memory_points: int = 600  # points of a memory series
     samples: int = 200_000  # worker samples read for one page
     gaps: int = 200  # gaps drawn in the overview
+    alerts: int = 200  # alerts marked on the overview (the most recently updated)
     progress_tasks: int = 200_000  # tasks counted by the progress page (Python counts ~150k a second)
     groups: int = 60  # groups drawn by the progress page
     workers: int = 64  # workers drawn one by one on the memory page
@@ -141,6 +152,7 @@ def _overview(store: HistoryStore, run: Run, whole: _Span, window: _Span, limits
             plot.add_layout(
                 BoxAnnotation(left=gap.start * 1000, right=gap.stop * 1000, fill_color="red", fill_alpha=0.2)
             )
+    _mark_alerts(rate_plot, store.alerts(run_id=run.id, limit=limits.alerts))
     for gap in gaps:
         rate_plot.add_layout(
             Label(
@@ -177,6 +189,29 @@ def _overview(store: HistoryStore, run: Run, whole: _Span, window: _Span, limits
     layout = column(_note(" ".join(notes)), rate_plot, memory_plot, sizing_mode="stretch_both")
     initial = Range1d(*window.ms)  # what the Lab shows at first
     return layout, CustomJS(args={"selected": initial}, code=post)
+
+
+def _mark_alerts(plot: Any, alerts: list[Alert]) -> None:
+    """When workers were lost and tasks erred: a line at each alert's first time, its title on hover."""
+    from bokeh.models import ColumnDataSource, HoverTool, Span
+
+    if not alerts:
+        return
+    colours = [_ALERT_COLOURS.get(a.kind, "#7f7f7f") for a in alerts]
+    for alert, colour in zip(alerts, colours, strict=True):
+        plot.add_layout(
+            Span(location=alert.time * 1000, dimension="height", line_color=colour, line_dash="dashed")
+        )
+    marks = ColumnDataSource(
+        {
+            "time": [a.time * 1000 for a in alerts],
+            "title": [a.title for a in alerts],
+            "colour": colours,
+        }
+    )
+    # Markers on the time axis carry the hover: a Span has none.
+    renderer = plot.scatter(x="time", y=0, marker="inverted_triangle", size=12, color="colour", source=marks)
+    plot.add_tools(HoverTool(renderers=[renderer], tooltips=[("alert", "@title")]))
 
 
 def _overview_samples(

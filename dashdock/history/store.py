@@ -473,9 +473,19 @@ class HistoryStore:
         )
         return [Event(t, k, worker, json.loads(detail)) for t, k, worker, detail in rows]
 
-    def alerts(self, source: str | None = None, since: float | None = None, limit: int = 500) -> list[Alert]:
-        """Alerts updated after ``since`` (of one source if given), the most recently updated first."""
+    def alerts(
+        self,
+        source: str | None = None,
+        since: float | None = None,
+        limit: int = 500,
+        run_id: str | None = None,
+    ) -> list[Alert]:
+        """Alerts updated after ``since`` (of one source, or one run, if given), the most recently
+        updated first."""
         where, params = ["NOT runs.deleting"], []
+        if run_id is not None:
+            where.append("runs.id = ?")
+            params.append(run_id)
         if source is not None:
             where.append("alerts.source = ?")
             params.append(source)
