@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from test_history_recorder import Lines, _end, _run, _start
 
-from dashdock.history.alerts import departure
+from dashdock.history.alerts import AlertLimits, departure
 from dashdock.history.model import Alert
 from dashdock.history.store import HistoryStore
 
@@ -113,7 +113,7 @@ def test_a_scheduler_back_after_its_run_ended_is_back_in_the_next_run(
 ) -> None:
     store_path = tmp_path / "history.db"
     address = scheduler.start()
-    recording = _recording(store_path, address, gone_after=8)
+    recording = _recording(store_path, address, gone_after=AlertLimits.lost_after + 4)
     try:
         scheduler.kill()
         recording.next(event="ended", run_id="0123456789ab", timeout=60)
