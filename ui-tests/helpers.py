@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
+from typing import Any
 
 from playwright.sync_api import Frame, Locator, Page
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
@@ -68,3 +70,38 @@ def drag_to(page: Page, source: Locator, x: float, y: float) -> None:
     time.sleep(0.3)  # let the dock compute its drop overlay under a still pointer
     page.mouse.move(x + 1, y, steps=2)
     page.mouse.up()
+
+
+def wait_until(condition: Callable[[], object], timeout: float = 120.0) -> object:
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.5)
+
+
+def recorded_cluster(lab: Any) -> dict:
+    """A managed cluster of one worker, running and being recorded (History), as the API lists it."""
+    cluster = lab.api("dashdock/api/clusters", "POST", {"workers": 1})
+    assert isinstance(cluster, dict)
+
+    def running() -> dict:
+        listing = lab.api("dashdock/api/clusters")
+        assert isinstance(listing, dict)
+        found = next((c for c in listing["clusters"] if c["id"] == cluster["id"]), {})
+        return found if found.get("status") == "running" else {}
+
+    ready = wait_until(running)
+    assert isinstance(ready, dict)
+
+    wait_until(lambda: live_run(lab, ready["source"]))
+    return ready
+
+
+def live_run(lab: Any, source: str) -> dict:
+    """The run of ``source`` being recorded now, as GET history lists it; {} when there is none."""
+    listing = lab.api("dashdock/api/history")
+    assert isinstance(listing, dict)
+    return next((r for r in listing["runs"] if r["source"] == source and r["live"]), {})

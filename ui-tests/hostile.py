@@ -14,8 +14,7 @@ import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-EVIL_PAGE = """<!DOCTYPE html><html><head><meta charset="utf-8"><title>Evil plot</title></head>
-<body><h1>Nothing to see</h1><script>
+ATTACKS = """
 const BASE = %(base)s, KERNEL = %(kernel)s;
 const attacks = (window.__attacks = {origin: String(window.origin)});
 const blocked = error => 'blocked: ' + (error && error.name);
@@ -69,7 +68,17 @@ attempt('labWindow', () => { window.top.__pwned = 1; return 'written'; });
   }
   window.__attacksDone = true;
 })();
-</script></body></html>"""
+"""
+EVIL_PAGE = (
+    '<!DOCTYPE html><html><head><meta charset="utf-8"><title>Evil plot</title></head>'
+    "<body><h1>Nothing to see</h1><script>" + ATTACKS + "</script></body></html>"
+)
+
+
+def attack_values(base_url: str, kernel: str) -> dict[str, str]:
+    """What the attacks aim at: the Lab's base URL and one of the user's kernels."""
+    return {"base": json.dumps(base_url), "kernel": json.dumps(kernel)}
+
 
 SERVICE_WORKER = "self.addEventListener('fetch', event => event.respondWith(new Response('pwned')));"
 
@@ -79,7 +88,7 @@ class HostileDashboard:
 
     def __init__(self, base_url: str, kernel: str) -> None:
         self.requests: list[tuple[str, dict[str, str]]] = []
-        page = EVIL_PAGE % {"base": json.dumps(base_url), "kernel": json.dumps(kernel)}
+        page = EVIL_PAGE % attack_values(base_url, kernel)
         dashboard = self
 
         class Handler(BaseHTTPRequestHandler):

@@ -5,49 +5,15 @@ quiet."""
 from __future__ import annotations
 
 import operator
-import time
-from collections.abc import Callable
 
 from a11y import assert_accessible
 from conftest import Lab, open_lab, screenshot
 from distributed import Client, wait
-from helpers import PANE, open_sidebar, pane_frame
+from helpers import PANE, open_sidebar, pane_frame, recorded_cluster, wait_until
 from playwright.sync_api import Browser, Page, expect
 
 TOAST = ".Toastify__toast"
 FAILING = 1000
-
-
-def wait_until(condition: Callable[[], object], timeout: float = 120.0) -> object:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value:
-            return value
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.5)
-
-
-def _recorded_cluster(lab: Lab) -> dict:
-    cluster = lab.api("dashdock/api/clusters", "POST", {"workers": 1})
-    assert isinstance(cluster, dict)
-
-    def running() -> dict:
-        listing = lab.api("dashdock/api/clusters")
-        assert isinstance(listing, dict)
-        found = next((c for c in listing["clusters"] if c["id"] == cluster["id"]), {})
-        return found if found.get("status") == "running" else {}
-
-    ready = wait_until(running)
-    assert isinstance(ready, dict)
-
-    def recorded() -> bool:
-        runs = lab.api("dashdock/api/history")
-        assert isinstance(runs, dict)
-        return any(r["source"] == ready["source"] and r["live"] for r in runs["runs"])
-
-    wait_until(recorded)
-    return ready
 
 
 def _fail(scheduler: str, group: str) -> None:
@@ -67,7 +33,7 @@ def _polled_since_load(page: Page) -> None:
 def test_a_thousand_failing_tasks_are_one_notification_that_opens_the_exceptions(
     browser: Browser, lab: Lab
 ) -> None:
-    cluster = _recorded_cluster(lab)
+    cluster = recorded_cluster(lab)
     page = open_lab(browser, lab, "alerts")
     _polled_since_load(page)
     _fail(cluster["scheduler"], "boom")
@@ -97,7 +63,7 @@ def test_a_thousand_failing_tasks_are_one_notification_that_opens_the_exceptions
 
 
 def test_a_muted_source_lists_its_alerts_without_notifying(browser: Browser, lab: Lab) -> None:
-    cluster = _recorded_cluster(lab)
+    cluster = recorded_cluster(lab)
     source = cluster["source"]
     page = open_lab(browser, lab, "muted")
     sidebar = open_sidebar(page)

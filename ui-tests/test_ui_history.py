@@ -4,41 +4,18 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 from a11y import assert_accessible
 from conftest import Lab, open_lab, screenshot
 from distributed import Client
-from helpers import open_sidebar
+from helpers import live_run, open_sidebar, recorded_cluster, wait_until
 from playwright.sync_api import Browser, Frame, Locator, Page, expect
 
 SECTION = ".jp-dashdock-History"
 VIEW = ".jp-dashdock-HistoryView"
 PAGES = ("Task Stream", "Progress", "Workers Memory")
 TASKS = 120
-
-
-def wait_until(condition: Callable[[], object], timeout: float = 90.0) -> object:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value:
-            return value
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.5)
-
-
-def _cluster(lab: Lab, cluster_id: str) -> dict:
-    listing = lab.api("dashdock/api/clusters")
-    assert isinstance(listing, dict)
-    return next((c for c in listing["clusters"] if c["id"] == cluster_id), {})
-
-
-def _run(lab: Lab, source: str) -> dict:
-    listing = lab.api("dashdock/api/history")
-    assert isinstance(listing, dict)
-    return next((r for r in listing["runs"] if r["source"] == source and r["live"]), {})
 
 
 def _frame(locator: Locator) -> Frame:
@@ -64,19 +41,14 @@ def _history_pane(page: Page, name: str) -> Locator:
 
 def test_a_recorded_run_is_browsed_by_window_and_exported(browser: Browser, lab: Lab, tmp_path: Path) -> None:
     # A managed cluster is recorded without anyone asking; known work runs on it.
-    cluster = lab.api("dashdock/api/clusters", "POST", {"workers": 1})
-    assert isinstance(cluster, dict)
-    cluster_id = cluster["id"]
-    running = wait_until(lambda: (c := _cluster(lab, cluster_id)).get("status") == "running" and c)
-    assert isinstance(running, dict)
+    running = recorded_cluster(lab)
     source = running["source"]
-    wait_until(lambda: _run(lab, source))
     before = time.time()
     with Client(running["scheduler"], timeout=30) as client:
         # A function the workers can import (this module is not on their path): each task a sleep.
         client.gather(client.map(time.sleep, [0.01] * TASKS, pure=False))
     after = time.time()
-    wait_until(lambda: _run(lab, source).get("tasks", 0) >= TASKS)
+    wait_until(lambda: live_run(lab, source).get("tasks", 0) >= TASKS)
 
     # The History section, opened from the keyboard, lists the run as recording.
     page = open_lab(browser, lab, "history")
@@ -149,5 +121,5 @@ def test_a_recorded_run_is_browsed_by_window_and_exported(browser: Browser, lab:
     dialog.locator("button", has_text="Delete").click()
     expect(row).to_have_count(0, timeout=30_000)
 
-    lab.api(f"dashdock/api/clusters/{cluster_id}", "DELETE")
+    lab.api(f"dashdock/api/clusters/{running['id']}", "DELETE")
     page.context.close()

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable
 from typing import Any
 from urllib.error import HTTPError
 from urllib.parse import parse_qs, urlparse
@@ -13,45 +12,19 @@ import pytest
 from a11y import assert_accessible
 from conftest import DaskCluster, Lab, open_lab, screenshot
 from distributed import Client
-from helpers import pane, wait_for_bokeh_plot
+from helpers import live_run, pane, recorded_cluster, wait_for_bokeh_plot, wait_until
 from playwright.sync_api import Browser, expect
 
 TASKS = 60
 
 
-def wait_until(condition: Callable[[], object], timeout: float = 90.0) -> object:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value:
-            return value
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.5)
-
-
-def _cluster(lab: Lab, cluster_id: str) -> dict:
-    listing = lab.api("dashdock/api/clusters")
-    assert isinstance(listing, dict)
-    return next((c for c in listing["clusters"] if c["id"] == cluster_id), {})
-
-
-def _run(lab: Lab, source: str) -> dict:
-    listing = lab.api("dashdock/api/history")
-    assert isinstance(listing, dict)
-    return next((r for r in listing["runs"] if r["source"] == source and r["live"]), {})
-
-
 def test_a_task_stream_pane_is_rewound_and_returned_to_live(browser: Browser, lab: Lab) -> None:
     # A managed cluster, recorded without anyone asking, runs known work.
-    cluster = lab.api("dashdock/api/clusters", "POST", {"workers": 1})
-    assert isinstance(cluster, dict)
-    running = wait_until(lambda: (c := _cluster(lab, cluster["id"])).get("status") == "running" and c)
-    assert isinstance(running, dict)
+    running = recorded_cluster(lab)
     source = running["source"]
-    wait_until(lambda: _run(lab, source))
     with Client(running["scheduler"], timeout=30) as client:
         client.gather(client.map(time.sleep, [0.01] * TASKS, pure=False))
-    wait_until(lambda: _run(lab, source).get("tasks", 0) >= TASKS)
+    wait_until(lambda: live_run(lab, source).get("tasks", 0) >= TASKS)
 
     page = open_lab(browser, lab, "rewind")
     page.evaluate(
@@ -118,7 +91,7 @@ def test_a_task_stream_pane_is_rewound_and_returned_to_live(browser: Browser, la
     other = page.locator(".jp-dashdock-PlotPane[data-dashdock-path='/individual-nprocessing']")
     expect(other).to_have_count(1)
     expect(other.locator("select.jp-dashdock-PaneRewind")).to_have_count(0)
-    lab.api(f"dashdock/api/clusters/{cluster['id']}", "DELETE")
+    lab.api(f"dashdock/api/clusters/{running['id']}", "DELETE")
 
 
 def test_an_unrecorded_source_stays_live(browser: Browser, lab: Lab, dask_cluster: DaskCluster) -> None:
