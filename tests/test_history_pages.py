@@ -165,6 +165,10 @@ def test_the_task_stream_of_a_window_draws_exactly_the_tasks_in_it(store: Histor
     colours = column(document_of(page), "color")
     assert "red" in colours  # transfers, as Dask draws them
     assert "50 tasks" not in page and "51 tasks on 4 worker threads" in page
+    # Rows are named by worker and thread number, not Dask's long thread ids.
+    labels = next(v for v in walk(document_of(page)) if isinstance(v, dict) and "major_label_overrides" in v)
+    named = sorted(text for _, text in labels["major_label_overrides"]["entries"])
+    assert named == sorted(f"{worker} thread {n}" for worker in WORKERS for n in (1, 2))
 
 
 def test_a_task_stream_with_more_than_it_draws_says_so(store: HistoryStore) -> None:

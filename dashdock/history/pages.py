@@ -312,9 +312,7 @@ def _task_stream(store: HistoryStore, run: Run, whole: _Span, window: _Span, lim
         )
     )
     plot.yaxis.ticker = list(range(len(lanes)))
-    plot.yaxis.major_label_overrides = {
-        i: f"{worker} / {'?' if thread < 0 else thread}" for (worker, thread), i in lanes.items()
-    }
+    plot.yaxis.major_label_overrides = _lane_labels(list(lanes))
     if left_out and drawn_until is not None:
         note = (
             f"The first {len(rects['key']):,} spans are drawn (until {_clock(drawn_until)}); "
@@ -430,7 +428,8 @@ def _memory(store: HistoryStore, run: Run, whole: _Span, window: _Span, limits: 
         )
     )
     worker_plot.yaxis.formatter = _bytes_formatter()
-    notes = [f"{len(samples):,} samples of {len(by_worker) + len(others):,} workers."]
+    workers = len(by_worker) + len(others)
+    notes = [f"{len(samples):,} samples of {workers:,} worker{'' if workers == 1 else 's'}."]
     if len(samples) >= limits.samples:
         notes.append(f"Read the first {len(samples):,} samples only: choose a shorter window.")
     if others:
@@ -448,6 +447,22 @@ _BUILDERS: dict[str, Callable[..., tuple[Any, Any]]] = {
     "progress": _progress,
     "memory": _memory,
 }
+
+
+def _lane_labels(lanes: list[tuple[str, int]]) -> dict[int, str]:
+    """Rows as people read them: a worker's threads numbered from 1 (Dask's thread ids are long and
+    mean nothing to a reader); one thread of a worker is just the worker."""
+    threads: dict[str, int] = {}
+    for worker, _ in lanes:
+        threads[worker] = threads.get(worker, 0) + 1
+    labels, seen = {}, dict.fromkeys(threads, 0)
+    for i, (worker, thread) in enumerate(lanes):  # sorted by worker, then thread id
+        seen[worker] += 1
+        if threads[worker] == 1:
+            labels[i] = worker
+        else:
+            labels[i] = f"{worker} thread {seen[worker]}" if thread >= 0 else f"{worker} thread ?"
+    return labels
 
 
 def _figure(title: str, x_range: Any, *, height: int | None = None, tools: str = "", **options: Any) -> Any:
