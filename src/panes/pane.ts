@@ -15,9 +15,10 @@ import { proxyURL, setPaneState } from '../api/client';
 import { ISourcesModel } from '../tokens';
 import { DashboardFrame } from '../ui/frame';
 import { HiddenSuspender } from '../ui/visibility';
-import { toolbarButton } from './buttons';
+import { rateSelect, toolbarButton } from './buttons';
 import { RATES } from './rates';
 import { recordedPage, rewindControl, rewindURL } from './rewind';
+import { PaneStatus, STATUSES, statusLabels } from './status';
 
 const PANE_CLASS = 'jp-dashdock-PlotPane';
 const STATUS_CLASS = 'jp-dashdock-PaneStatus';
@@ -25,21 +26,6 @@ const STALE_CLASS = 'jp-dashdock-PaneStale';
 
 /** After this long down, "reconnecting" becomes "scheduler gone" (the checks go on). */
 const GONE_AFTER_MS = 60_000;
-
-/**
- * What a pane shows about its plot.
- */
-export type PaneStatus =
-  'live' | 'paused' | 'suspended' | 'reconnecting' | 'gone' | 'rewound';
-
-const STATUSES: PaneStatus[] = [
-  'live',
-  'paused',
-  'suspended',
-  'reconnecting',
-  'gone',
-  'rewound'
-];
 
 /**
  * A docked plot of a dashboard source: the frame plus a toolbar with the source, a live status,
@@ -102,7 +88,11 @@ export class PlotPane extends MainAreaWidget<DashboardFrame> {
       onClick: () => this.setPaused(!this._paused)
     });
     this._pauseButton = pause.node as HTMLButtonElement;
-    const rate = this._rateControl();
+    const rate = rateSelect({
+      trans,
+      rate: this._rate,
+      onChange: value => this.setRate(value)
+    });
     this._rateSelect = rate.node as HTMLSelectElement;
     this._stale.className = STALE_CLASS;
     this._stale.hidden = true;
@@ -361,29 +351,6 @@ export class PlotPane extends MainAreaWidget<DashboardFrame> {
     this._render();
   }
 
-  private _rateControl(): Widget {
-    const trans = this._trans;
-    const select = document.createElement('select');
-    select.className = 'jp-dashdock-PaneRate jp-mod-styled';
-    select.setAttribute('aria-label', trans.__('Update rate'));
-    select.title = trans.__('How often this plot redraws');
-    const labels = [
-      trans.__('Live'),
-      trans.__('Every 1 s'),
-      trans.__('Every 5 s')
-    ];
-    RATES.forEach((rate, index) => {
-      const option = document.createElement('option');
-      option.value = String(rate);
-      option.textContent = labels[index];
-      select.appendChild(option);
-    });
-    select.value = String(this._rate);
-    // The select lives and dies with the pane's toolbar, and its listener with it.
-    select.addEventListener('change', () => this.setRate(Number(select.value)));
-    return new Widget({ node: select });
-  }
-
   private _render(): void {
     const trans = this._trans;
     const status = this.status;
@@ -396,18 +363,12 @@ export class PlotPane extends MainAreaWidget<DashboardFrame> {
       0,
       Math.ceil((this._model.nextCheck - Date.now()) / 1000)
     );
-    const labels: Record<PaneStatus, string> = {
-      live: this._rate
-        ? trans.__('live, every %1 s', this._rate)
-        : trans.__('live'),
-      paused: trans.__('paused'),
-      suspended: trans.__('paused while hidden'),
-      reconnecting: trans.__('reconnecting, next try in %1 s', seconds),
-      gone: source
-        ? trans.__('scheduler gone, next try in %1 s', seconds)
-        : trans.__('source removed'),
-      rewound: trans.__('rewound · last %1 min', this.rewound / 60)
-    };
+    const labels = statusLabels(trans, {
+      rate: this._rate,
+      seconds,
+      sourceKnown: !!source,
+      rewound: this.rewound
+    });
     // The status leads the toolbar (the last items overflow first in narrow panes), and the
     // tab carries it too, so a pane behind another tab still shows that its scheduler is away.
     this._status.node.textContent = this._note

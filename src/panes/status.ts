@@ -1,0 +1,50 @@
+/**
+ * What a pane says about its plot: its status and the words for each (see pane.ts for panes/).
+ */
+
+import { TranslationBundle } from '@jupyterlab/translation';
+
+/**
+ * What a pane shows about its plot.
+ */
+export type PaneStatus =
+  'live' | 'paused' | 'suspended' | 'reconnecting' | 'gone' | 'rewound';
+
+export const STATUSES: PaneStatus[] = [
+  'live',
+  'paused',
+  'suspended',
+  'reconnecting',
+  'gone',
+  'rewound'
+];
+
+/**
+ * Each status in words, for the toolbar, the tab and the stale notice over the plot.
+ */
+export function statusLabels(
+  trans: TranslationBundle,
+  state: {
+    /** Seconds between redraws; 0 is live. */
+    rate: number;
+    /** Seconds to the next health check while the scheduler is away. */
+    seconds: number;
+    /** Whether the source is still known (a removed one is not checked any more). */
+    sourceKnown: boolean;
+    /** Seconds of recorded history shown, when rewound. */
+    rewound: number;
+  }
+): Record<PaneStatus, string> {
+  return {
+    live: state.rate
+      ? trans.__('live, every %1 s', state.rate)
+      : trans.__('live'),
+    paused: trans.__('paused'),
+    suspended: trans.__('paused while hidden'),
+    reconnecting: trans.__('reconnecting, next try in %1 s', state.seconds),
+    gone: state.sourceKnown
+      ? trans.__('scheduler gone, next try in %1 s', state.seconds)
+      : trans.__('source removed'),
+    rewound: trans.__('rewound · last %1 min', state.rewound / 60)
+  };
+}
