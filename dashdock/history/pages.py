@@ -55,7 +55,6 @@ class PageLimits:
     samples: int = 200_000  # worker samples read for one page
     gaps: int = 200  # gaps drawn in the overview
     alerts: int = 200  # alerts marked on the overview (the most recently updated)
-    progress_tasks: int = 200_000  # tasks counted by the progress page (Python counts ~150k a second)
     groups: int = 60  # groups drawn by the progress page
     workers: int = 64  # workers drawn one by one on the memory page
     stale: float = 30.0  # s: a worker with no sample for this long no longer counts in the total
@@ -335,14 +334,10 @@ def _progress(store: HistoryStore, run: Run, whole: _Span, window: _Span, limits
     from bokeh.models import ColumnDataSource, FactorRange, HoverTool
     from distributed.diagnostics.progress_stream import color_of
 
-    done: dict[str, list[int]] = {}  # group -> [in memory, erred]
-    counted = 0
-    for task in store.tasks(run.id, window.first, window.last, limit=limits.progress_tasks):
-        counted += 1
-        if task.stop > window.last:
-            continue  # still running at the window's end
-        counts = done.setdefault(task.group, [0, 0])
-        counts[0 if task.status == "OK" else 1] += 1
+    # Counted by SQLite, whatever the window's size; a task still running at its end is not done.
+    done = {
+        group: (ok, erred) for group, ok, erred in store.finished_by_group(run.id, window.first, window.last)
+    }
     ranked = sorted(done.items(), key=lambda item: -(item[1][0] + item[1][1]))
     shown = ranked[: limits.groups]
     shown.reverse()  # the largest group on top
@@ -369,8 +364,6 @@ def _progress(store: HistoryStore, run: Run, whole: _Span, window: _Span, limits
     if len(ranked) > len(shown):
         rest = sum(ok + erred for _, (ok, erred) in ranked[limits.groups :])
         notes.append(f"{len(ranked) - len(shown):,} smaller groups ({rest:,} tasks) are not drawn.")
-    if counted >= limits.progress_tasks:
-        notes.append(f"Counted the first {counted:,} tasks of the window only: choose a shorter window.")
     return column(_note(" ".join(notes)), plot, sizing_mode="stretch_both"), None
 
 

@@ -413,6 +413,21 @@ class HistoryStore:
         finally:
             cursor.close()
 
+    def finished_by_group(self, run_id: str, start: float, end: float) -> list[tuple[str, int, int]]:
+        """Tasks that finished in [start, end], counted per group by SQLite: (group, ok, erred)."""
+        with self._db() as db:
+            found = _find(db, run_id, "seq, longest")
+            if found is None:
+                return []
+            seq, longest = found
+            rows = db.execute(
+                "SELECT names.text, sum(tasks.status = 'OK'), sum(tasks.status != 'OK') FROM tasks "
+                "JOIN names ON names.id = tasks.grp WHERE tasks.run = ? AND tasks.start >= ? "
+                "AND tasks.start <= ? AND tasks.stop >= ? AND tasks.stop <= ? GROUP BY tasks.grp",
+                (seq, start - longest - 1e-3, end, start, end),
+            ).fetchall()
+        return [(group, int(ok), int(erred)) for group, ok, erred in rows]
+
     def gaps(
         self, run_id: str, start: float | None = None, end: float | None = None, limit: int | None = None
     ) -> list[Gap]:
