@@ -21,6 +21,7 @@ SCRIPTS = (
     "kernel_preload.py",
     "history_store.py",
     "history_recorder.py",
+    "alerts_cost.py",
 )
 
 
