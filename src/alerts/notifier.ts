@@ -13,6 +13,8 @@ import { AlertsModel } from './model';
 
 /** What Lab shows of a notification's message (it cuts longer ones). */
 const MESSAGE_LENGTH = 140;
+/** Alerts whose notification is remembered, to update it in place. */
+const SHOWN_KEPT = 1000;
 
 export class AlertNotifier {
   constructor(options: AlertNotifier.IOptions) {
@@ -52,6 +54,10 @@ export class AlertNotifier {
       !Notification.update({ id: shown, message, type, ...options })
     ) {
       this._shown.set(alert.id, Notification.emit(message, type, options));
+      if (this._shown.size > SHOWN_KEPT) {
+        // The oldest first: a notification that old is long gone from the center anyway.
+        this._shown.delete(this._shown.keys().next().value!);
+      }
     }
     if (alert.kind === 'computation-done') {
       this._desktop(alert, message);
