@@ -13,9 +13,10 @@ from dashdock._version import __version__
 if TYPE_CHECKING:
     from dashdock.app import DashdockApp
     from dashdock.history.export import export_trace
+    from dashdock.kernel.cells import cell_strips
     from dashdock.kernel.show import show
 
-__all__ = ["DashdockApp", "__version__", "export_trace", "show"]
+__all__ = ["DashdockApp", "__version__", "cell_strips", "export_trace", "show"]
 
 
 def __getattr__(name: str) -> Any:
@@ -27,6 +28,10 @@ def __getattr__(name: str) -> Any:
         from dashdock.kernel.show import show
 
         return show
+    if name == "cell_strips":
+        from dashdock.kernel.cells import cell_strips
+
+        return cell_strips
     if name == "export_trace":
         from dashdock.history.export import export_trace
 

@@ -28,6 +28,7 @@ from dashdock.history.service import HistoryService, HistorySettings
 from dashdock.notebook import handlers as notebook_api
 from dashdock.notebook.discovery import KernelClients
 from dashdock.notebook.environment import (
+    offer_cell_strips,
     offer_client_preload,
     offer_history_file,
     offer_proxied_dashboard_link,
@@ -144,6 +145,15 @@ class DashdockApp(ExtensionApp):
             "Give Dask clients in Python kernels started by this server dashdock's live repr, and "
             "show each client as a source named after its notebook (a Dask client preload that "
             "does nothing until a Client is created). Default: True."
+        ),
+    )
+    cell_strips = Bool(
+        True,
+        config=True,
+        help=(
+            "Under each notebook cell that computes with Dask, show what it computed: its tasks by "
+            "group, time, bytes, errors (needs kernel_integration). A notebook can turn them off with "
+            "dashdock.cell_strips(False). Default: True."
         ),
     )
 
@@ -306,6 +316,7 @@ class DashdockApp(ExtensionApp):
         )
         if self.kernel_integration:
             offer_client_preload(self.kernel_clients.directory)
+            offer_cell_strips(self.cell_strips)
         if self.history:
             offer_history_file(Path(self.history_file))
         self.history_service = HistoryService(

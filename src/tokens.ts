@@ -144,6 +144,8 @@ export namespace CommandIDs {
   export const insertClientCode = 'dashdock:insert-client-code';
   /** `{source or id, start?, end?}`: the History view of a recorded run. */
   export const openHistory = 'dashdock:open-history';
+  /** `{run or source, page, start, end}`: a window of a recorded run as a pane. */
+  export const openHistoryPane = 'dashdock:open-history-pane';
   /** `{id, start?, end?}`: download a run's Chrome trace (a window of it when given). */
   export const exportTrace = 'dashdock:export-trace';
   /** `{source?}`: the recent alerts, newest first (of one source when given). */
@@ -163,4 +165,6 @@ export namespace MimeTypes {
   export const client = 'application/vnd.dashdock.client+json';
   /** A live plot under a cell (`dashdock.show`). */
   export const plot = 'application/vnd.dashdock.plot+json';
+  /** What a cell computed with Dask (`dashdock.kernel.cells`). */
+  export const cell = 'application/vnd.dashdock.cell+json';
 }

@@ -14,6 +14,7 @@ class Kernel:
         self._manager = serverapp.kernel_manager
         self._notebook = notebook
         self.displayed: list[dict[str, Any]] = []  # every display_data / execute_result bundle
+        self.by_display_id: dict[str, dict[str, Any]] = {}  # display id -> its latest bundle
 
     async def __aenter__(self) -> Kernel:
         if self._notebook is not None:
@@ -46,8 +47,13 @@ class Kernel:
                 output.append(message["content"]["text"])
             elif kind == "error":
                 output.append("\n".join(message["content"]["traceback"]))
-            elif kind in ("display_data", "execute_result"):
-                self.displayed.append(message["content"]["data"])
+            elif kind in ("display_data", "execute_result", "update_display_data"):
+                data = message["content"]["data"]
+                if kind != "update_display_data":
+                    self.displayed.append(data)
+                display_id = (message["content"].get("transient") or {}).get("display_id")
+                if display_id:
+                    self.by_display_id[display_id] = data
 
         await self._client.execute_interactive(code, timeout=120, output_hook=collect)
         return "".join(output)

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from . import reprs
+from . import cells, reprs
 from .dashboard import dashboard_url
 from .files import write_atomically
 from .protocol import CLIENTS_DIR_VARIABLE, record_name
@@ -55,10 +55,12 @@ async def setup(client: Any) -> None:
     kernel = kernel_id()
     reprs.register(shell, kernel)
     directory = os.environ.get(CLIENTS_DIR_VARIABLE)
-    if not directory or kernel is None:
-        return
     identity = await client.scheduler.identity(n_workers=0)
     dashboard = dashboard_url(identity)
+    accounting = cells.accounting(shell, kernel, Path(directory) if directory else None)
+    await accounting.add_client(client, dashboard)
+    if not directory or kernel is None:
+        return
     if dashboard is None:
         logger.info("dashdock: the scheduler of %s has no dashboard; not reported", client.id)
         return
@@ -76,6 +78,9 @@ async def setup(client: Any) -> None:
 
 async def teardown(client: Any) -> None:
     _forget(_written.pop(client.id, None))
+    accounting = cells.current()
+    if accounting is not None:
+        accounting.remove_client(client)
 
 
 def _forget(path: Path | None) -> None:
@@ -91,3 +96,6 @@ def _forget_all() -> None:
     """A kernel that exits with clients still open (a restart) takes its records with it."""
     for path in list(_written.values()):
         _forget(path)
+    accounting = cells.current()
+    if accounting is not None:
+        accounting.forget_file()

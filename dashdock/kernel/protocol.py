@@ -13,13 +13,19 @@ CLIENTS_DIR_VARIABLE = "DASHDOCK_KERNEL_CLIENTS_DIR"
 PRELOAD_VARIABLE = "DASK_DISTRIBUTED__CLIENT__PRELOAD"
 DASHBOARD_LINK_VARIABLE = "DASK_DISTRIBUTED__DASHBOARD__LINK"  # where dashdock puts the proxied link
 HISTORY_FILE_VARIABLE = "DASHDOCK_HISTORY_FILE"  # the server's history store, for dashdock.export_trace
+CELL_STRIPS_VARIABLE = "DASHDOCK_CELL_STRIPS"  # "0": kernels show no per-cell strips
 
 CLIENT_MIME_TYPE = "application/vnd.dashdock.client+json"
 PLOT_MIME_TYPE = "application/vnd.dashdock.plot+json"
+CELL_MIME_TYPE = "application/vnd.dashdock.cell+json"
 
 # One file per client: "<kernel id>--<client id>.json" in the clients directory.
 RECORD_SUFFIX = ".json"
 MAX_RECORD_BYTES = 4096
+
+# One file per kernel: "<kernel id>.cells", the latest report of its recent computing cells.
+CELLS_SUFFIX = ".cells"
+MAX_CELLS_FILE_BYTES = 512 * 1024
 
 _KERNEL_ID = re.compile(r"^[A-Za-z0-9-]{1,64}$")
 _CLIENT_ID = re.compile(r"^[A-Za-z0-9_-]{1,80}$")
@@ -31,6 +37,10 @@ _SCHEDULER = re.compile(r"^tcp://[^\s/?#]{1,260}$")
 
 def record_name(kernel_id: str, client_id: str) -> str:
     return f"{kernel_id}--{client_id}{RECORD_SUFFIX}"
+
+
+def cells_file_name(kernel_id: str) -> str:
+    return f"{kernel_id}{CELLS_SUFFIX}"
 
 
 def valid_record(document: Any) -> dict[str, Any] | None:

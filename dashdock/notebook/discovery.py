@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dashdock.ids import derived_source_id
-from dashdock.kernel.protocol import MAX_RECORD_BYTES, RECORD_SUFFIX, valid_record
+from dashdock.kernel.protocol import CELLS_SUFFIX, MAX_RECORD_BYTES, RECORD_SUFFIX, valid_record
 from dashdock.sources.model import Source
 from dashdock.sources.registry import SourceRegistry
 from dashdock.targets import Allowlist, TargetError, parse_dashboard_url, parse_target_segment
@@ -87,9 +87,10 @@ class KernelClients:
             await asyncio.sleep(SCAN_INTERVAL)
 
     async def scan(self) -> None:
-        records = await asyncio.to_thread(_read_records, self.directory)
+        records, cells_files = await asyncio.to_thread(_read_directory, self.directory)
         live = set(self._live_kernels())
         gone = [record.path for record in records if record.kernel_id not in live]
+        gone += [path for path in cells_files if path.name.removesuffix(CELLS_SUFFIX) not in live]
         if gone:
             await asyncio.to_thread(_remove, gone)
         records = [record for record in records if record.kernel_id in live]
@@ -169,14 +170,18 @@ class KernelClients:
         return matching[0] if matching else None
 
 
-def _read_records(directory: Path) -> list[ClientRecord]:
-    """Well-formed records; anything else in the directory is ignored (and never followed)."""
-    records = []
+def _read_directory(directory: Path) -> tuple[list[ClientRecord], list[Path]]:
+    """Well-formed client records, and the kernels' cells files (read by ``notebook/cells.py``);
+    anything else in the directory is ignored (and never followed)."""
+    records: list[ClientRecord] = []
+    cells_files: list[Path] = []
     try:
         entries = list(os.scandir(directory))
     except OSError:
-        return []
+        return [], []
     for entry in entries:
+        if entry.name.endswith(CELLS_SUFFIX) and entry.is_file(follow_symlinks=False):
+            cells_files.append(Path(entry.path))
         if not entry.name.endswith(RECORD_SUFFIX) or not entry.is_file(follow_symlinks=False):
             continue
         try:
@@ -192,7 +197,7 @@ def _read_records(directory: Path) -> list[ClientRecord]:
         records.append(
             ClientRecord(kernel_id, client_id, dashboard, started, Path(entry.path), record["scheduler"])
         )
-    return records
+    return records, cells_files
 
 
 def _remove(paths: list[Path]) -> None:

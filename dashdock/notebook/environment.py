@@ -15,6 +15,7 @@ from jupyter_core.paths import jupyter_runtime_dir
 from jupyter_server.utils import url_path_join
 
 from dashdock.kernel.protocol import (
+    CELL_STRIPS_VARIABLE,
     CLIENTS_DIR_VARIABLE,
     DASHBOARD_LINK_VARIABLE,
     HISTORY_FILE_VARIABLE,
@@ -59,6 +60,11 @@ def offer_client_preload(clients_dir: Path) -> None:
     os.environ[PRELOAD_VARIABLE] = repr([*preloads, _PRELOAD_FILE])
     os.environ[CLIENTS_DIR_VARIABLE] = str(clients_dir)
     _quiet_preload_logging()
+
+
+def offer_cell_strips(enabled: bool) -> None:
+    """Whether kernels show per-cell strips; a notebook may still change its own mind."""
+    os.environ[CELL_STRIPS_VARIABLE] = "1" if enabled else "0"
 
 
 def offer_history_file(path: Path) -> None:

@@ -3,9 +3,13 @@
 ``GET dashdock/api/summary?dashboard=<url>[&kernel=<id>]`` answers a rich repr in a notebook:
 the source its plots open from and the scheduler's live counts (from ``/json/counts.json``,
 which stays cheap and reliable on busy clusters, unlike ``/json/identity.json``).
+``GET dashdock/api/kernels/<kernel id>/cells/<cell id>`` answers a cell strip: what the cell
+computed, as its kernel last reported.
 """
 
 from __future__ import annotations
+
+import asyncio
 
 from jupyter_server.auth.decorator import authorized
 from tornado import web
@@ -13,6 +17,7 @@ from tornado import web
 from dashdock.errors import Invalid, host_not_allowed
 from dashdock.http import ApiHandler
 from dashdock.ids import is_kernel_id
+from dashdock.notebook.cells import read_cell
 from dashdock.notebook.discovery import KernelClients
 from dashdock.targets import Allowlist, TargetError, parse_dashboard_url
 from dashdock.upstream import UpstreamClient, UpstreamError
@@ -96,6 +101,16 @@ class SummaryHandler(_KernelAPIHandler):
         )
 
 
+class CellHandler(_KernelAPIHandler):
+    @web.authenticated
+    @authorized
+    async def get(self, kernel_id: str, cell_id: str) -> None:
+        """What one cell computed, as its kernel last reported (the Lab follows a strip with this
+        after the cell has ended, when the kernel can no longer update the cell's output)."""
+        entry = await asyncio.to_thread(read_cell, self.kernel_clients.directory, kernel_id, cell_id)
+        self.finish_json(entry)
+
+
 def routes(
     kernel_clients: KernelClients, client: UpstreamClient, allowlist: Allowlist
 ) -> list[tuple[str, type[ApiHandler], dict[str, object]]]:
@@ -103,4 +118,5 @@ def routes(
     return [
         (r"/dashdock/api/kernel-clients", KernelClientsHandler, services),
         (r"/dashdock/api/summary", SummaryHandler, services),
+        (r"/dashdock/api/kernels/([^/]+)/cells/([^/]+)", CellHandler, services),
     ]

@@ -223,6 +223,18 @@ export function summary(
 }
 
 /**
+ * What a cell computed, as its kernel last reported (unchecked: the caller reads it).
+ */
+export function cellReport(
+  kernel: string,
+  cell: string
+): Promise<{ label: string; report: unknown }> {
+  return requestAPI(
+    `kernels/${encodeURIComponent(kernel)}/cells/${encodeURIComponent(cell)}`
+  );
+}
+
+/**
  * The recorded runs, in the server's order (oldest first).
  */
 export async function listRuns(): Promise<IHistoryRun[]> {

@@ -12,8 +12,11 @@ import { CommandIDs } from '../tokens';
 import { HistoryManager } from './manager';
 import { WINDOW_PAGES, WindowPage } from './pane';
 
-/** Reopens a window pane (the layout restorer's command; not in the palette). */
-export const OPEN_HISTORY_PANE = 'dashdock:open-history-pane';
+/**
+ * Opens a window pane: the layout restorer reopens them with it, a cell strip opens its cell's
+ * task stream (by source: the run being recorded). Not in the palette.
+ */
+export const OPEN_HISTORY_PANE = CommandIDs.openHistoryPane;
 
 /**
  * Add the History commands to `commands`.
@@ -108,9 +111,10 @@ export function addHistoryCommands(
     describedBy: {
       args: {
         type: 'object',
-        required: ['run', 'page', 'start', 'end'],
+        required: ['page', 'start', 'end'],
         properties: {
           run: { type: 'string' },
+          source: { type: 'string' },
           runName: { type: 'string' },
           page: { type: 'string', enum: [...WINDOW_PAGES] },
           ...windowArgs,
@@ -118,11 +122,14 @@ export function addHistoryCommands(
         }
       }
     },
-    execute: args => {
-      const run = Private.text(args, 'run');
+    execute: async args => {
+      const source = Private.text(args, 'source');
       const page = Private.text(args, 'page') as WindowPage | undefined;
       const start = Private.number(args, 'start');
       const end = Private.number(args, 'end');
+      const run =
+        Private.text(args, 'run') ??
+        (source ? (await manager.runOf(source, start)).id : undefined);
       if (
         !run ||
         !page ||
@@ -131,7 +138,9 @@ export function addHistoryCommands(
         end === undefined ||
         start > end
       ) {
-        throw new Error(`${OPEN_HISTORY_PANE}: run, page, start and end`);
+        throw new Error(
+          `${OPEN_HISTORY_PANE}: run or source, page, start and end`
+        );
       }
       return manager.openPane({
         run,

@@ -74,7 +74,7 @@ export class HistoryManager implements IDisposable {
   async openHistory(
     options: HistoryManager.IOpenOptions
   ): Promise<HistoryView> {
-    const found = options.id ? null : await this._runOf(options.source ?? '');
+    const found = options.id ? null : await this.runOf(options.source ?? '');
     const run = options.id ?? found!.id;
     const window = Private.window(options);
     const open = this.views.find(view => view.run === run);
@@ -166,14 +166,21 @@ export class HistoryManager implements IDisposable {
     download(historyURL(id, 'trace', window));
   }
 
-  /** The run of a source (of any source when none is named): the one being recorded, else the newest. */
-  private async _runOf(source: string): Promise<IHistoryRun> {
+  /**
+   * The run of a source (of any source when none is named): the one recorded at `at` (seconds)
+   * when given, else the one being recorded, else the newest.
+   */
+  async runOf(source: string, at?: number): Promise<IHistoryRun> {
     const runs = (await listRuns()).filter(
       run => !source || run.source === source
     );
+    const during =
+      at === undefined
+        ? undefined
+        : runs.find(run => run.start <= at && (run.end ?? Infinity) >= at);
     const live = runs.find(run => run.live);
     const newest = [...runs].sort((a, b) => b.start - a.start)[0];
-    const run = live ?? newest;
+    const run = during ?? live ?? newest;
     if (!run) {
       throw new Error(
         source

@@ -6,6 +6,7 @@ import { IThemeManager } from '@jupyterlab/apputils';
 import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import { ITranslator, nullTranslator } from '@jupyterlab/translation';
 
+import { CellStrip } from '../notebook/cellstrip';
 import { ClientRepr } from '../notebook/clientrepr';
 import { InlinePlot } from '../notebook/inlineplot';
 import { IPlotPanes, MimeTypes, TRANSLATION_DOMAIN } from '../tokens';
@@ -17,7 +18,7 @@ const INLINE_HIDDEN_GRACE = 5;
 
 /**
  * Renders what dashdock's kernel integration displays: the live repr of Dask clients and
- * clusters, and live plots under cells.
+ * clusters, live plots under cells, and what each cell computed.
  */
 export const notebookPlugin: JupyterFrontEndPlugin<void> = {
   id: 'dashdock:notebook',
@@ -52,6 +53,16 @@ export const notebookPlugin: JupyterFrontEndPlugin<void> = {
         mimeTypes: [MimeTypes.plot],
         createRenderer: () =>
           new InlinePlot({ trans, hiddenGrace: INLINE_HIDDEN_GRACE, isDark })
+      },
+      RANK
+    );
+    rendermime.addFactory(
+      {
+        // Safe: text and bars drawn from checked numbers; it asks this server for newer ones.
+        safe: true,
+        mimeTypes: [MimeTypes.cell],
+        createRenderer: () =>
+          new CellStrip({ commands: app.commands, panes, trans })
       },
       RANK
     );

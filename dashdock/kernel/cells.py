@@ -1,0 +1,303 @@
+"""Per-cell accounting in a kernel: each cell's Dask work, counted exactly and shown under it.
+
+Once the kernel has a Dask client, every cell runs inside ``dask.annotate(dashdock_cell=<id>)``
+(and a Dask span named after the cell, for Dask's own plots), opened and closed by IPython's
+``pre_run_cell``/``post_run_cell`` hooks. The scheduler's ``CellLedger`` (``ledger.py``) counts
+the tasks so tagged. A thread here asks it, at most twice a second while a cell has work under
+way, and shows the answer under the cell as a display output that it updates.
+
+Why the output needs the server too: JupyterLab takes display updates only while the cell that
+made the output is executing. A cell whose futures finish after it ended is followed by the
+Lab's strip itself, which reads this kernel's latest reports from a file the server serves
+(``<clients dir>/<kernel id>.cells``). nbconvert takes updates by display id from whichever cell
+runs, so an update sent while a later cell runs reaches it too.
+
+Limits, on purpose: annotations are a context variable, so tasks submitted from a thread the
+cell started are not the cell's; the cell that creates the first client is not counted (the
+hooks exist from the next cell on); an asynchronous client's cell shows only work seen before
+the cell ended.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import contextvars
+import itertools
+import json
+import logging
+import os
+import threading
+import time
+import uuid
+from collections import OrderedDict
+from pathlib import Path
+from typing import Any
+
+from . import cellstrip, ledger
+from .files import write_atomically
+from .protocol import CELL_STRIPS_VARIABLE, cells_file_name
+
+logger = logging.getLogger("dashdock")
+
+UPDATE_SECONDS = 0.5  # at most two updates a second per cell, whatever the number of tasks
+ANSWER_TIMEOUT = 2.0  # a scheduler that does not answer within this is asked again later
+END_WAIT = 2.0  # how long a cell's end waits for the scheduler to take in what it submitted
+KEPT_CELLS = 50  # reports kept in the file the Lab reads
+
+
+class _Cell:
+    __slots__ = ("context", "id", "label", "messages", "report", "running", "sent", "shown")
+
+    def __init__(self, label: str) -> None:
+        self.id = uuid.uuid4().hex
+        self.label = label
+        self.context: contextvars.Context | None = None  # the cell's own, for output while it runs
+        self.running = True
+        self.shown = False
+        self.report: dict[str, Any] | None = None
+        self.sent = 0.0  # monotonic time of the last output sent
+        self.messages = 0  # messages the clients had sent to their schedulers when the cell began
+
+    @property
+    def settled(self) -> bool:
+        return self.report is not None and bool(self.report["settled"])
+
+
+class CellAccounting:
+    """One per kernel; ``install`` registers it with IPython and with each new client."""
+
+    def __init__(self, shell: Any, kernel_id: str | None, directory: Path | None) -> None:
+        self._shell = shell
+        self._meta_base = {"kernel_id": kernel_id}
+        self._file = directory / cells_file_name(kernel_id) if directory and kernel_id else None
+        self.enabled = os.environ.get(CELL_STRIPS_VARIABLE, "1") != "0"
+        self._lock = threading.Lock()
+        self._publishing = threading.Lock()  # the cell's end and the thread: one output per cell
+        self._clients: dict[str, Any] = {}  # client id -> client whose scheduler has the ledger
+        self._dashboards: dict[str, str] = {}  # client id -> its dashboard, for the Lab's buttons
+        self._cells: OrderedDict[str, _Cell] = OrderedDict()  # followed: running or unsettled
+        self._kept: OrderedDict[str, dict[str, Any]] = OrderedDict()  # what the file holds
+        self._current: _Cell | None = None
+        self._scope: contextlib.ExitStack | None = None
+        self._questions = itertools.count()
+        self._answers: dict[int, tuple[threading.Event, list[dict[str, Any]]]] = {}
+        self._wake = threading.Event()
+        self._thread: threading.Thread | None = None
+        shell.events.register("pre_run_cell", self.pre_run_cell)
+        shell.events.register("post_run_cell", self.post_run_cell)
+
+    # -- clients (called by the preload on the client's event loop) ------------------------------
+
+    async def add_client(self, client: Any, dashboard: str | None) -> None:
+        import cloudpickle
+
+        cloudpickle.register_pickle_by_value(ledger)  # the scheduler need not have dashdock
+        try:
+            await client.scheduler.register_scheduler_plugin(
+                plugin=cloudpickle.dumps(ledger.CellLedger()), name=ledger.PLUGIN_NAME, idempotent=True
+            )
+        except Exception as exc:  # e.g. a scheduler that refuses pickled plugins
+            logger.info("dashdock: no per-cell accounting with %s: %s", client.scheduler.address, exc)
+            return
+        client.subscribe_topic(ledger.ANSWER_TOPIC, self._on_answer)
+        with self._lock:
+            self._clients[client.id] = client
+            if dashboard:
+                self._dashboards[client.id] = dashboard
+
+    def remove_client(self, client: Any) -> None:
+        with self._lock:
+            self._clients.pop(client.id, None)
+            self._dashboards.pop(client.id, None)
+
+    # -- IPython's hooks (main thread) ---------------------------------------------------------------
+
+    def pre_run_cell(self, info: Any = None) -> None:
+        if not self.enabled or not self._clients or self._current is not None:
+            return
+        import dask
+        from distributed import span
+
+        cell = _Cell(f"[{self._shell.execution_count}]")
+        scope = contextlib.ExitStack()
+        scope.enter_context(dask.annotate(**{ledger.ANNOTATION: cell.id}))
+        scope.enter_context(span(f"cell {cell.label}"))
+        cell.context = contextvars.copy_context()
+        cell.messages = self._messages_sent()
+        self._current, self._scope = cell, scope
+        with self._lock:
+            self._cells[cell.id] = cell
+        self._ensure_thread()
+        self._wake.set()
+
+    def post_run_cell(self, result: Any = None) -> None:
+        cell, scope = self._current, self._scope
+        self._current = self._scope = None
+        if cell is None or scope is None:
+            return
+        with contextlib.suppress(Exception):
+            scope.close()
+        cell.running = False
+        if cell.shown or self._messages_sent(settle=True) != cell.messages:
+            # The cell's last submissions may still be on their way: ask behind them, and wait.
+            answer = self._ask([cell.id], END_WAIT, synchronous=True)
+            self._take(cell, answer.get(cell.id), in_cell=True)
+        if not cell.shown:
+            with self._lock:
+                self._cells.pop(cell.id, None)
+        self._wake.set()
+
+    # -- asking the schedulers -------------------------------------------------------------------
+
+    def _messages_sent(self, settle: bool = False) -> int:
+        """How many messages the clients have sent their schedulers (a cell that sent none
+        submitted nothing, and its end costs no question)."""
+        total = 0
+        for client in list(self._clients.values()):
+            if settle and not client.asynchronous:
+                # Submissions reach the stream by a callback on the client's loop: let them land.
+                with contextlib.suppress(Exception):
+                    client.sync(asyncio.sleep, 0, callback_timeout=END_WAIT)
+            total += getattr(getattr(client, "scheduler_comm", None), "message_count", 1)
+        return total
+
+    def _ask(self, ids: list[str], timeout: float, synchronous: bool = False) -> dict[str, dict[str, Any]]:
+        """The best report of each cell from every scheduler that answers within ``timeout``."""
+        clients = [c for c in self._clients.values() if not (synchronous and c.asynchronous)]
+        pending = []
+        for client in clients:
+            question = next(self._questions)
+            waiter: tuple[threading.Event, list[dict[str, Any]]] = (threading.Event(), [])
+            self._answers[question] = waiter
+            try:
+                client._send_to_scheduler({"op": ledger.ASK_OP, "ids": ids, "question": question})
+            except Exception:  # a closed client: it is removed by its teardown
+                self._answers.pop(question, None)
+                continue
+            pending.append((question, waiter))
+        deadline = time.monotonic() + timeout
+        reports: dict[str, dict[str, Any]] = {}
+        for question, (event, answer) in pending:
+            event.wait(max(0.0, deadline - time.monotonic()))
+            self._answers.pop(question, None)
+            for cell_id, report in (answer[0].get("cells", {}) if answer else {}).items():
+                if cell_id not in reports or report["tasks"] > reports[cell_id]["tasks"]:
+                    reports[cell_id] = report
+        return reports
+
+    def _on_answer(self, event: Any) -> None:
+        """On a client's loop: an answer to one of our questions."""
+        with contextlib.suppress(Exception):
+            _, payload = event
+            waiter = self._answers.get(payload["question"])
+            if waiter is not None:
+                waiter[1].append(payload)
+                waiter[0].set()
+
+    # -- following cells (the accounting thread) ---------------------------------------------------
+
+    def _ensure_thread(self) -> None:
+        if self._thread is None or not self._thread.is_alive():
+            self._thread = threading.Thread(target=self._follow, name="dashdock-cells", daemon=True)
+            self._thread.start()
+
+    def _follow(self) -> None:
+        while True:
+            self._wake.wait(UPDATE_SECONDS if self._cells else None)
+            self._wake.clear()
+            with self._lock:
+                cells = list(self._cells.values())
+            if not cells:
+                continue
+            try:
+                reports = self._ask([cell.id for cell in cells], ANSWER_TIMEOUT)
+                for cell in cells:
+                    self._take(cell, reports.get(cell.id), in_cell=False)
+                self._write_file()
+            except Exception:  # one bad answer must not end the accounting for the kernel's life
+                logger.exception("dashdock: following cells failed")
+            time.sleep(UPDATE_SECONDS / 2)  # never more often than the update rate
+
+    def _take(self, cell: _Cell, report: dict[str, Any] | None, in_cell: bool) -> None:
+        if report is None or report["tasks"] == 0:
+            return
+        with self._publishing:
+            self._take_locked(cell, report, in_cell)
+
+    def _take_locked(self, cell: _Cell, report: dict[str, Any], in_cell: bool) -> None:
+        first = not cell.shown
+        finished = report["settled"] and not cell.settled
+        cell.report = report
+        if first and not (cell.running or in_cell):
+            return  # too late for an output of its own: the cell has ended
+        if first or finished or time.monotonic() - cell.sent >= UPDATE_SECONDS:
+            output = cellstrip.bundle(self._meta(cell), report)
+            if in_cell or not cell.running or cell.context is None:
+                # In the cell's thread; or after its end, as part of whatever runs now (see above).
+                self._publish(cell, output, update=not first)
+            else:
+                cell.context.run(self._publish, cell, output, not first)
+        with self._lock:
+            self._kept[cell.id] = {"label": cell.label, "report": report}
+            self._kept.move_to_end(cell.id)
+            while len(self._kept) > KEPT_CELLS:
+                self._kept.popitem(last=False)
+            if cell.settled and not cell.running:
+                self._cells.pop(cell.id, None)
+
+    def _publish(self, cell: _Cell, output: dict[str, Any], update: bool) -> None:
+        from IPython.display import display
+
+        display(output, raw=True, display_id=cell.id, update=update)
+        cell.shown = True
+        cell.sent = time.monotonic()
+
+    def _meta(self, cell: _Cell) -> dict[str, Any]:
+        dashboards = list(self._dashboards.values())
+        return {
+            **self._meta_base,
+            "cell_id": cell.id,
+            "label": cell.label,
+            "span": f"cell {cell.label}",
+            "dashboard": dashboards[0] if dashboards else None,
+        }
+
+    def _write_file(self) -> None:
+        if self._file is None:
+            return
+        with self._lock:
+            document = {"kernel_id": self._meta_base["kernel_id"], "cells": dict(self._kept)}
+        with contextlib.suppress(OSError):
+            write_atomically(self._file, json.dumps(document).encode())
+
+    def forget_file(self) -> None:
+        if self._file is not None:
+            with contextlib.suppress(OSError):
+                self._file.unlink()
+
+
+_accounting: CellAccounting | None = None
+
+
+def accounting(shell: Any, kernel_id: str | None, directory: Path | None) -> CellAccounting:
+    """This kernel's accounting, made on its first client."""
+    global _accounting
+    if _accounting is None:
+        _accounting = CellAccounting(shell, kernel_id, directory)
+    return _accounting
+
+
+def current() -> CellAccounting | None:
+    return _accounting
+
+
+def cell_strips(enabled: bool = True) -> None:
+    """Show (or stop showing) what each cell computed with Dask, under the cell, in this kernel.
+
+    The server's ``DashdockApp.cell_strips`` setting decides for every kernel it starts; this
+    decides for the notebook it runs in, from the next cell on.
+    """
+    os.environ[CELL_STRIPS_VARIABLE] = "1" if enabled else "0"  # for an accounting made later
+    if _accounting is not None:
+        _accounting.enabled = bool(enabled)

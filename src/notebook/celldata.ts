@@ -1,0 +1,226 @@
+/**
+ * The data of a cell strip (see data.ts for notebook/), checked like every notebook output, and
+ * the summary text a saved notebook keeps of it (the kernel writes the same in
+ * `dashdock/kernel/cellstrip.py`). Pure, so node runs it.
+ */
+
+const CELL_ID = /^[0-9a-f]{32}$/;
+const KERNEL_ID = /^[A-Za-z0-9-]{1,64}$/;
+const DASHBOARD =
+  /^https?:\/\/([A-Za-z0-9.-]{1,253}|\[[0-9A-Fa-f:.]{2,45}\]):(\d{1,5})$/;
+const MAX_GROUPS = 50;
+const MAX_TEXT = 4000;
+
+export const TIME_PARTS = ['compute', 'transfer', 'disk', 'spill'] as const;
+export type TimePart = (typeof TIME_PARTS)[number];
+
+export interface ICellGroup {
+  name: string;
+  tasks: number;
+  done: number;
+  erred: number;
+}
+
+export interface ICellReport {
+  tasks: number;
+  done: number;
+  erred: number;
+  cancelled: number;
+  settled: boolean;
+  groups: ICellGroup[];
+  /** When the cell's first task reached the scheduler, in the scheduler's seconds. */
+  submitted: number;
+  /** Seconds from then to the last task's end (or to now while it runs). */
+  wall: number;
+  seconds: Record<TimePart, number>;
+  producedBytes: number;
+  movedBytes: number;
+  memoryPeak: number;
+  error: { key: string; exception: string; traceback: string } | null;
+}
+
+export interface ICellData {
+  cellId: string;
+  label: string;
+  kernelId: string | null;
+  /** The dashboard of the kernel's client, for the source the strip's buttons open. */
+  dashboard: string | null;
+  /** The Dask span the cell's work ran under (Dask's own plots filter by it). */
+  span: string;
+  report: ICellReport;
+}
+
+export function readCellData(value: unknown): ICellData | null {
+  const data = asObject(value);
+  const report = data && readCellReport(data.report);
+  const cellId = data && text(data.cell_id);
+  if (!data || !report || !cellId || !CELL_ID.test(cellId)) {
+    return null;
+  }
+  const kernel = text(data.kernel_id);
+  const dashboard = text(data.dashboard);
+  return {
+    cellId,
+    label: text(data.label).slice(0, 20),
+    kernelId: KERNEL_ID.test(kernel) ? kernel : null,
+    dashboard: DASHBOARD.test(dashboard) ? dashboard : null,
+    span: text(data.span).slice(0, 40),
+    report
+  };
+}
+
+export function readCellReport(value: unknown): ICellReport | null {
+  const report = asObject(value);
+  if (!report || typeof report.settled !== 'boolean') {
+    return null;
+  }
+  const counts = ['tasks', 'done', 'erred', 'cancelled'].map(name =>
+    count(report[name])
+  );
+  if (counts.some(value => value === null)) {
+    return null;
+  }
+  const [tasks, done, erred, cancelled] = counts as number[];
+  const seconds = asObject(report.seconds) ?? {};
+  const error = asObject(report.error);
+  return {
+    tasks,
+    done,
+    erred,
+    cancelled,
+    settled: report.settled,
+    groups: (Array.isArray(report.groups) ? report.groups : [])
+      .slice(0, MAX_GROUPS)
+      .map(readGroup)
+      .filter((group): group is ICellGroup => group !== null),
+    submitted: number(report.submitted),
+    wall: number(report.wall),
+    seconds: Object.fromEntries(
+      TIME_PARTS.map(part => [part, number(seconds[part])])
+    ) as Record<TimePart, number>,
+    producedBytes: count(report.produced_bytes) ?? 0,
+    movedBytes: count(report.moved_bytes) ?? 0,
+    memoryPeak: count(report.memory_peak) ?? 0,
+    error: error
+      ? {
+          key: text(error.key),
+          exception: text(error.exception),
+          traceback: text(error.traceback)
+        }
+      : null
+  };
+}
+
+/**
+ * The plain-text summary of a strip, line by line, as the kernel writes it: what a saved
+ * notebook shows where dashdock does not run.
+ */
+export function summaryLines(data: ICellData): string[] {
+  const { report } = data;
+  const tasks = plural(report.tasks);
+  let head = `Dask, cell ${data.label}: `;
+  if (report.settled) {
+    const rate =
+      report.wall > 0 && report.done
+        ? `, ${Math.round(report.done / report.wall).toLocaleString('en-US')} tasks/s`
+        : '';
+    head += `${tasks} in ${formatSeconds(report.wall)}${rate}`;
+  } else {
+    head += `${(report.done + report.erred).toLocaleString('en-US')} of ${tasks} done, ${formatSeconds(report.wall)} so far`;
+  }
+  const lines = [head];
+  if (report.groups.length) {
+    const groups = report.groups.map(
+      g =>
+        `${g.name} ${g.done.toLocaleString('en-US')}/${g.tasks.toLocaleString('en-US')}`
+    );
+    lines.push(`Groups: ${groups.join(', ')}`);
+  }
+  const spent = TIME_PARTS.filter(part => report.seconds[part] > 0).map(
+    part => `${part} ${formatSeconds(report.seconds[part])}`
+  );
+  if (spent.length) {
+    lines.push(`Time: ${spent.join(', ')}`);
+  }
+  lines.push(
+    `Bytes: ${bytes(report.producedBytes)} produced, ${bytes(report.movedBytes)} moved; ` +
+      `cluster memory peak ${bytes(report.memoryPeak)}`
+  );
+  if (report.cancelled) {
+    lines.push(`Cancelled: ${plural(report.cancelled)}`);
+  }
+  if (report.erred) {
+    const first = report.error
+      ? `: ${report.error.exception} in ${report.error.key}`
+      : '';
+    lines.push(`Errors: ${plural(report.erred)} erred${first}`);
+  }
+  return lines;
+}
+
+/** 0.04 -> '40 ms', 2.63 -> '2.6 s', 150 -> '2.5 min' (as the kernel writes them). */
+export function formatSeconds(seconds: number): string {
+  if (seconds < 1) {
+    return `${(seconds * 1000).toFixed(0)} ms`;
+  }
+  if (seconds < 120) {
+    return `${seconds.toFixed(1)} s`;
+  }
+  return `${(seconds / 60).toFixed(1)} min`;
+}
+
+function bytes(count: number): string {
+  let value = count;
+  for (const unit of ['B', 'KiB', 'MiB', 'GiB']) {
+    if (value < 1024 || unit === 'GiB') {
+      return unit === 'B'
+        ? `${value.toFixed(0)} B`
+        : `${value.toFixed(1)} ${unit}`;
+    }
+    value /= 1024;
+  }
+  return `${value.toFixed(1)} GiB`;
+}
+
+function plural(count: number): string {
+  return `${count.toLocaleString('en-US')} ${count === 1 ? 'task' : 'tasks'}`;
+}
+
+function readGroup(value: unknown): ICellGroup | null {
+  if (!Array.isArray(value) || value.length !== 4) {
+    return null;
+  }
+  const [name, tasks, done, erred] = value;
+  const numbers = [tasks, done, erred].map(count);
+  if (typeof name !== 'string' || numbers.some(n => n === null)) {
+    return null;
+  }
+  return {
+    name: name.slice(0, 200),
+    tasks: numbers[0]!,
+    done: numbers[1]!,
+    erred: numbers[2]!
+  };
+}
+
+function asObject(value: unknown): Record<string, unknown> | null {
+  return value && typeof value === 'object' && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : null;
+}
+
+function text(value: unknown): string {
+  return typeof value === 'string' ? value.slice(0, MAX_TEXT) : '';
+}
+
+function count(value: unknown): number | null {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0
+    ? value
+    : null;
+}
+
+function number(value: unknown): number {
+  return typeof value === 'number' && Number.isFinite(value) && value >= 0
+    ? value
+    : 0;
+}

@@ -1,0 +1,444 @@
+/**
+ * The strip under a cell that computed with Dask (see data.ts for notebook/).
+ */
+
+import { IRenderMime } from '@jupyterlab/rendermime-interfaces';
+import { TranslationBundle } from '@jupyterlab/translation';
+import { CommandRegistry } from '@lumino/commands';
+import { PartialJSONObject } from '@lumino/coreutils';
+import { Poll } from '@lumino/polling';
+import { Widget } from '@lumino/widgets';
+
+import { APIError, cellReport, summary } from '../api/client';
+import { CommandIDs, IPlotPanes, MimeTypes } from '../tokens';
+import { formatBytes } from '../ui/format';
+import {
+  formatSeconds,
+  ICellData,
+  readCellData,
+  readCellReport,
+  summaryLines,
+  TIME_PARTS
+} from './celldata';
+
+/** The kernel updates a running cell's output twice a second; the strip follows at that rate. */
+const FOLLOW_INTERVAL = 500;
+/** Groups shown as bars; the others are counted in one line. */
+const SHOWN_GROUPS = 8;
+const FINE_METRICS = '/individual-fine-performance-metrics';
+
+/**
+ * What a cell computed with Dask: its tasks by group with a bar each, time, throughput, and when
+ * the work ends, where the time went, bytes, peak memory and errors.
+ *
+ * #### Notes
+ * While the cell runs the kernel updates the output itself. JupyterLab takes no updates for a
+ * cell that has ended, so a strip whose work goes on after its cell follows the kernel's report
+ * through the server, and writes the settled report into the output, so the notebook saves it.
+ */
+export class CellStrip extends Widget implements IRenderMime.IRenderer {
+  constructor(options: CellStrip.IOptions) {
+    super();
+    this.addClass('jp-dashdock-CellStrip');
+    this._commands = options.commands;
+    this._panes = options.panes;
+    this._trans = options.trans;
+  }
+
+  renderModel(model: IRenderMime.IMimeModel): Promise<void> {
+    this._model = model;
+    this._data = readCellData(model.data[MimeTypes.cell]);
+    this._render();
+    if (this._data && !this._data.report.settled && this._data.kernelId) {
+      this._follow();
+    }
+    return Promise.resolve();
+  }
+
+  dispose(): void {
+    if (this.isDisposed) {
+      return;
+    }
+    this._poll?.dispose();
+    super.dispose();
+  }
+
+  private _follow(): void {
+    if (this._poll) {
+      return;
+    }
+    this._poll = new Poll({
+      factory: () => this._refresh(),
+      frequency: { interval: FOLLOW_INTERVAL, backoff: true, max: 10_000 },
+      standby: () => document.hidden,
+      name: 'dashdock:cell-strip'
+    });
+  }
+
+  private async _refresh(): Promise<void> {
+    const data = this._data;
+    if (!data || !data.kernelId || data.report.settled) {
+      this._stopFollowing();
+      return;
+    }
+    let answer: { report: unknown };
+    try {
+      answer = await cellReport(data.kernelId, data.cellId);
+    } catch (error) {
+      if (error instanceof APIError && error.status === 404) {
+        this._note = this._trans.__(
+          'No longer followed: the kernel has no report of this cell (it may have stopped).'
+        );
+        this._render();
+        this._stopFollowing();
+        return;
+      }
+      throw error; // the poll backs off
+    }
+    const report = readCellReport(answer.report);
+    if (!report || this.isDisposed) {
+      return;
+    }
+    this._data = { ...data, report };
+    this._render();
+    if (report.settled) {
+      this._stopFollowing();
+      this._save(answer.report as PartialJSONObject);
+    }
+  }
+
+  private _stopFollowing(): void {
+    const poll = this._poll;
+    this._poll = null;
+    // Not from inside its own factory: dispose after this tick.
+    setTimeout(() => poll?.dispose(), 0);
+  }
+
+  /** The settled report into the output itself: what the notebook saves and others show. */
+  private _save(report: PartialJSONObject): void {
+    const model = this._model;
+    if (!model || !this._data) {
+      return;
+    }
+    const raw = model.data[MimeTypes.cell] as PartialJSONObject;
+    const lines = summaryLines(this._data);
+    const html = make('div', { className: 'dashdock-cell-summary' });
+    html.style.cssText = 'font-size: 12px; line-height: 1.5';
+    lines.forEach(line => html.append(make('div', { textContent: line })));
+    model.setData({
+      data: {
+        ...model.data,
+        [MimeTypes.cell]: { ...raw, report },
+        'text/plain': lines.join('\n'),
+        'text/html': html.outerHTML
+      }
+    });
+  }
+
+  private _render(): void {
+    const data = this._data;
+    const trans = this._trans;
+    this.node.replaceChildren();
+    if (!data) {
+      this.node.append(
+        make('div', {
+          className: 'jp-dashdock-CellStrip-note',
+          textContent: trans.__(
+            'This cell strip is damaged and cannot be shown.'
+          )
+        })
+      );
+      return;
+    }
+    const { report } = data;
+    this.node.dataset.state = report.settled
+      ? report.erred
+        ? 'erred'
+        : 'done'
+      : 'running';
+    this.node.setAttribute(
+      'aria-label',
+      trans.__('What cell %1 computed with Dask', data.label)
+    );
+    this.node.setAttribute('role', 'group');
+
+    const head = make('div', { className: 'jp-dashdock-CellStrip-head' });
+    head.append(
+      make('span', {
+        className: 'jp-dashdock-CellStrip-title',
+        textContent: trans.__('Dask · cell %1', data.label)
+      }),
+      make('span', {
+        className: 'jp-dashdock-CellStrip-status',
+        textContent: this._status(data)
+      }),
+      this._button(
+        trans.__('Task stream'),
+        trans.__("This cell's tasks on the recorded task stream"),
+        () => this._openTaskStream()
+      ),
+      this._button(
+        trans.__('Where time went'),
+        trans.__(
+          "Dask's Fine Performance Metrics; its span filter shows this cell as “%1”",
+          data.span
+        ),
+        () => this._openFineMetrics()
+      )
+    );
+    this.node.append(head, this._groups(data));
+    if (report.settled) {
+      this.node.append(this._details(data));
+    }
+    if (report.erred) {
+      this.node.append(this._errors(data));
+    }
+    if (this._note) {
+      this.node.append(
+        make('div', {
+          className: 'jp-dashdock-CellStrip-note',
+          textContent: this._note
+        })
+      );
+    }
+  }
+
+  private _status(data: ICellData): string {
+    const { report } = data;
+    const trans = this._trans;
+    const rate =
+      report.wall > 0 && report.done
+        ? trans.__(
+            '%1 tasks/s',
+            Math.round(report.done / report.wall).toLocaleString()
+          )
+        : '';
+    const parts = report.settled
+      ? [
+          report.tasks === 1
+            ? trans.__('1 task')
+            : trans.__('%1 tasks', report.tasks.toLocaleString()),
+          formatSeconds(report.wall),
+          rate
+        ]
+      : [
+          trans.__(
+            '%1 of %2 tasks',
+            (report.done + report.erred).toLocaleString(),
+            report.tasks.toLocaleString()
+          ),
+          trans.__('%1 so far', formatSeconds(report.wall)),
+          rate
+        ];
+    return parts.filter(Boolean).join(' · ');
+  }
+
+  private _groups(data: ICellData): HTMLElement {
+    const list = make('div', { className: 'jp-dashdock-CellStrip-groups' });
+    const shown = data.report.groups.slice(0, SHOWN_GROUPS);
+    for (const group of shown) {
+      const row = make('div', { className: 'jp-dashdock-CellStrip-group' });
+      const bar = make('div', { className: 'jp-dashdock-CellStrip-bar' });
+      bar.setAttribute('role', 'progressbar');
+      bar.setAttribute('aria-label', group.name);
+      bar.setAttribute('aria-valuemin', '0');
+      bar.setAttribute('aria-valuemax', String(group.tasks));
+      bar.setAttribute('aria-valuenow', String(group.done + group.erred));
+      const width = (n: number) =>
+        `${group.tasks ? (100 * n) / group.tasks : 0}%`;
+      const done = make('span', { className: 'jp-dashdock-CellStrip-done' });
+      done.style.width = width(group.done);
+      const erred = make('span', {
+        className: 'jp-dashdock-CellStrip-erred'
+      });
+      erred.style.width = width(group.erred);
+      bar.append(done, erred);
+      const counts =
+        `${group.done.toLocaleString()} / ${group.tasks.toLocaleString()}` +
+        (group.erred
+          ? ' ' + this._trans.__('(%1 erred)', group.erred.toLocaleString())
+          : '');
+      row.append(
+        make('span', {
+          className: 'jp-dashdock-CellStrip-name',
+          textContent: group.name,
+          title: group.name
+        }),
+        bar,
+        make('span', {
+          className: 'jp-dashdock-CellStrip-count',
+          textContent: counts
+        })
+      );
+      list.append(row);
+    }
+    const hidden = data.report.groups.length - shown.length;
+    if (hidden > 0) {
+      list.append(
+        make('div', {
+          className: 'jp-dashdock-CellStrip-note',
+          textContent: this._trans._n(
+            'and %1 more group',
+            'and %1 more groups',
+            hidden
+          )
+        })
+      );
+    }
+    return list;
+  }
+
+  private _details(data: ICellData): HTMLElement {
+    const { report } = data;
+    const trans = this._trans;
+    const names: Record<(typeof TIME_PARTS)[number], string> = {
+      compute: trans.__('compute'),
+      transfer: trans.__('transfer'),
+      disk: trans.__('disk'),
+      spill: trans.__('spill')
+    };
+    const spent = TIME_PARTS.filter(part => report.seconds[part] > 0).map(
+      part => `${names[part]} ${formatSeconds(report.seconds[part])}`
+    );
+    const details = make('div', {
+      className: 'jp-dashdock-CellStrip-details'
+    });
+    if (spent.length) {
+      details.append(
+        make('span', {
+          textContent: trans.__('Time: %1', spent.join(' · '))
+        })
+      );
+    }
+    details.append(
+      make('span', {
+        textContent: trans.__(
+          'Bytes: %1 produced · %2 moved',
+          formatBytes(report.producedBytes),
+          formatBytes(report.movedBytes)
+        )
+      }),
+      make('span', {
+        textContent: trans.__(
+          'Peak cluster memory: %1',
+          formatBytes(report.memoryPeak)
+        )
+      })
+    );
+    if (report.cancelled) {
+      details.append(
+        make('span', {
+          textContent: trans.__(
+            'Cancelled: %1',
+            report.cancelled.toLocaleString()
+          )
+        })
+      );
+    }
+    return details;
+  }
+
+  private _errors(data: ICellData): HTMLElement {
+    const { report } = data;
+    const box = make('div', { className: 'jp-dashdock-CellStrip-error' });
+    const first = report.error;
+    const text = first
+      ? this._trans._n(
+          '%1 task erred. First: %2 in %3',
+          '%1 tasks erred. First: %2 in %3',
+          report.erred,
+          first.exception,
+          first.key
+        )
+      : this._trans._n('%1 task erred', '%1 tasks erred', report.erred);
+    box.append(make('div', { textContent: text }));
+    if (first?.traceback) {
+      const details = make('details');
+      details.append(
+        make('summary', { textContent: this._trans.__('Traceback') }),
+        make('pre', { textContent: first.traceback })
+      );
+      box.append(details);
+    }
+    return box;
+  }
+
+  private _button(
+    label: string,
+    title: string,
+    action: () => Promise<unknown>
+  ): HTMLButtonElement {
+    const button = make('button', {
+      className: 'jp-Button jp-mod-minimal jp-dashdock-CellStrip-button',
+      textContent: label,
+      title,
+      type: 'button'
+    });
+    button.addEventListener('click', () => {
+      action().catch(error => {
+        this._note = String(error instanceof Error ? error.message : error);
+        this._render();
+      });
+    });
+    return button;
+  }
+
+  /** The source the kernel's client is known by (the same lookup as the client repr's). */
+  private async _source(): Promise<string> {
+    const data = this._data;
+    if (!data?.dashboard) {
+      throw new Error(this._trans.__('This cell names no dashboard.'));
+    }
+    const found = await summary(data.dashboard, data.kernelId);
+    if (!found.source) {
+      throw new Error(
+        this._trans.__("The cell's dashboard is not a source of this server.")
+      );
+    }
+    return found.source.id;
+  }
+
+  private async _openTaskStream(): Promise<void> {
+    const data = this._data!;
+    const start = data.report.submitted;
+    await this._commands.execute(CommandIDs.openHistoryPane, {
+      source: await this._source(),
+      page: 'task-stream',
+      start,
+      end: start + Math.max(data.report.wall, 0.001),
+      runName: this._trans.__('cell %1', data.label)
+    });
+  }
+
+  private async _openFineMetrics(): Promise<void> {
+    this._panes.open({
+      source: await this._source(),
+      path: FINE_METRICS,
+      name: this._trans.__('Fine Performance Metrics')
+    });
+  }
+
+  private _commands: CommandRegistry;
+  private _panes: IPlotPanes;
+  private _trans: TranslationBundle;
+  private _model: IRenderMime.IMimeModel | null = null;
+  private _data: ICellData | null = null;
+  private _poll: Poll | null = null;
+  private _note = '';
+}
+
+export namespace CellStrip {
+  export interface IOptions {
+    commands: CommandRegistry;
+    panes: IPlotPanes;
+    trans: TranslationBundle;
+  }
+}
+
+/** A new element with these properties (class, text, title...). */
+function make<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  properties: Partial<HTMLElementTagNameMap[K]> = {}
+): HTMLElementTagNameMap[K] {
+  return Object.assign(document.createElement(tag), properties);
+}
