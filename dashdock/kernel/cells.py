@@ -119,7 +119,7 @@ class CellAccounting:
         import dask
         from distributed import span
 
-        cell = _Cell(f"[{self._shell.execution_count}]")
+        cell = _Cell(f"[{_execution_count(self._shell, info)}]")
         scope = contextlib.ExitStack()
         scope.enter_context(dask.annotate(**{ledger.ANNOTATION: cell.id}))
         scope.enter_context(span(f"cell {cell.label}"))
@@ -138,12 +138,17 @@ class CellAccounting:
             return
         with contextlib.suppress(Exception):
             scope.close()
+        count = getattr(result, "execution_count", None)
+        if isinstance(count, int):
+            cell.label = f"[{count}]"
         cell.running = False
         if cell.shown or self._messages_sent(settle=True) != cell.messages:
             # The cell's last submissions may still be on their way: ask behind them, and wait.
             answer = self._ask([cell.id], END_WAIT, synchronous=True)
             self._take(cell, answer.get(cell.id), in_cell=True)
-        if not cell.shown:
+        if cell.shown:
+            self._write_file()  # before the Lab's strip first asks the server about this cell
+        else:
             with self._lock:
                 self._cells.pop(cell.id, None)
         self._wake.set()
@@ -275,6 +280,15 @@ class CellAccounting:
         if self._file is not None:
             with contextlib.suppress(OSError):
                 self._file.unlink()
+
+
+def _execution_count(shell: Any, info: Any) -> int:
+    """The cell's In [n] as ``pre_run_cell`` sees it: IPython 9 counts the cell before the hook,
+    older IPythons after it (``post_run_cell`` gets the exact number either way)."""
+    import IPython
+
+    counted_before = IPython.version_info >= (9,) and getattr(info, "store_history", True)
+    return int(shell.execution_count) - (1 if counted_before else 0)
 
 
 _accounting: CellAccounting | None = None

@@ -34,7 +34,7 @@ def summary_lines(meta: dict[str, Any], report: dict[str, Any]) -> list[str]:
     wall = report["wall"]
     head = f"Dask, cell {meta.get('label', '')}: "
     if report["settled"]:
-        rate = f", {done / wall:,.0f} tasks/s" if wall > 0 and done else ""
+        rate = f", {done / wall:,.0f} tasks/s" if wall > 0 and done / wall >= 1 else ""
         head += f"{_tasks(tasks)} in {_duration(wall)}{rate}"
     else:
         head += f"{done + erred:,} of {_tasks(tasks)} done, {_duration(wall)} so far"

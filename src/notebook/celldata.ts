@@ -121,7 +121,7 @@ export function summaryLines(data: ICellData): string[] {
   let head = `Dask, cell ${data.label}: `;
   if (report.settled) {
     const rate =
-      report.wall > 0 && report.done
+      report.wall > 0 && report.done / report.wall >= 1
         ? `, ${Math.round(report.done / report.wall).toLocaleString('en-US')} tasks/s`
         : '';
     head += `${tasks} in ${formatSeconds(report.wall)}${rate}`;

@@ -23,6 +23,9 @@ import {
 
 /** The kernel updates a running cell's output twice a second; the strip follows at that rate. */
 const FOLLOW_INTERVAL = 500;
+/** Answers "no report" tolerated before the strip stops following (the kernel writes its file
+ * at most twice a second, so the first questions may come before it). */
+const MISSING_TOLERATED = 20;
 /** Groups shown as bars; the others are counted in one line. */
 const SHOWN_GROUPS = 8;
 const FINE_METRICS = '/individual-fine-performance-metrics';
@@ -85,7 +88,11 @@ export class CellStrip extends Widget implements IRenderMime.IRenderer {
     try {
       answer = await cellReport(data.kernelId, data.cellId);
     } catch (error) {
-      if (error instanceof APIError && error.status === 404) {
+      if (
+        error instanceof APIError &&
+        error.status === 404 &&
+        ++this._missing >= MISSING_TOLERATED
+      ) {
         this._note = this._trans.__(
           'No longer followed: the kernel has no report of this cell (it may have stopped).'
         );
@@ -95,6 +102,7 @@ export class CellStrip extends Widget implements IRenderMime.IRenderer {
       }
       throw error; // the poll backs off
     }
+    this._missing = 0;
     const report = readCellReport(answer.report);
     if (!report || this.isDisposed) {
       return;
@@ -207,7 +215,7 @@ export class CellStrip extends Widget implements IRenderMime.IRenderer {
     const { report } = data;
     const trans = this._trans;
     const rate =
-      report.wall > 0 && report.done
+      report.wall > 0 && report.done / report.wall >= 1
         ? trans.__(
             '%1 tasks/s',
             Math.round(report.done / report.wall).toLocaleString()
@@ -425,6 +433,7 @@ export class CellStrip extends Widget implements IRenderMime.IRenderer {
   private _data: ICellData | null = null;
   private _poll: Poll | null = null;
   private _note = '';
+  private _missing = 0;
 }
 
 export namespace CellStrip {

@@ -1,0 +1,104 @@
+"""A user runs a notebook that computes with Dask: every computing cell says what it computed.
+
+Real Lab under a base URL, a real kernel with a real cluster, Run All (so cells queue behind each
+other), a future that outlives its cell, a failing task, a cell without Dask work; the saved
+notebook read back through the contents API.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from a11y import assert_accessible
+from conftest import Lab, open_lab, screenshot
+from helpers import wait_until
+from playwright.sync_api import Browser, Locator, Page, expect
+
+CELLS = [
+    "from distributed import Client, LocalCluster\n"
+    "import time\n"
+    "cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=False, protocol='tcp',\n"
+    "                       host='127.0.0.1', dashboard_address='127.0.0.1:0')\n"
+    "client = Client(cluster)\n"
+    "def inc(x):\n"
+    "    return x + 1",
+    "first = client.gather(client.map(inc, range(1234)))",
+    "second = client.gather(client.map(inc, range(10_000, 10_567)))",
+    "slow = client.submit(time.sleep, 4, pure=False)",
+    "def boom(x):\n    return x / 0\nfailed = client.gather(client.map(boom, [1]), errors='skip')",
+    "plain = sum(range(10))",
+]
+MIME = "application/vnd.dashdock.cell+json"
+
+
+def strip_of(page: Page, cell: int) -> Locator:
+    return page.locator(".jp-NotebookPanel .jp-Cell").nth(cell).locator(".jp-dashdock-CellStrip")
+
+
+@pytest.mark.parametrize("lab", ["/user/alice/"], indirect=True)
+def test_run_all_gives_each_computing_cell_its_own_strip(browser: Browser, lab: Lab) -> None:
+    lab.write_notebook("cells.ipynb", CELLS)
+    page = open_lab(browser, lab, "cell-strips")
+    page.evaluate("() => window.jupyterapp.commands.execute('docmanager:open', {path: 'cells.ipynb'})")
+    page.wait_for_selector(".jp-NotebookPanel .jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=60_000)
+    page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+
+    # Each cell its own count (the second map is not added to the first: Dask's spans would).
+    expect(strip_of(page, 1)).to_contain_text("1,234 tasks", timeout=90_000)
+    expect(strip_of(page, 2)).to_contain_text("567 tasks", timeout=60_000)
+    expect(strip_of(page, 1)).to_have_attribute("data-state", "done")
+    bars = strip_of(page, 2).get_by_role("progressbar", name="inc")
+    expect(bars).to_have_attribute("aria-valuenow", "567")
+
+    # The future of the fourth cell ends after later cells started: still counted there.
+    expect(strip_of(page, 3)).to_have_attribute("data-state", "done", timeout=60_000)
+    expect(strip_of(page, 3).locator(".jp-dashdock-CellStrip-status")).to_contain_text("1 task")
+
+    # A failing task: one error, its exception, the traceback a click away.
+    failing = strip_of(page, 4)
+    expect(failing).to_have_attribute("data-state", "erred", timeout=60_000)
+    expect(failing.locator(".jp-dashdock-CellStrip-error")).to_contain_text("1 task erred")
+    expect(failing.locator(".jp-dashdock-CellStrip-error")).to_contain_text("ZeroDivisionError")
+    failing.locator("summary", has_text="Traceback").click()
+    expect(failing.locator("pre")).to_contain_text("in boom")
+
+    # A cell that computed nothing with Dask shows nothing.
+    page.wait_for_selector(".jp-NotebookPanel .jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=60_000)
+    expect(page.locator(".jp-NotebookPanel .jp-Cell").nth(5).locator(".jp-OutputArea-output")).to_have_count(0)
+    expect(page.locator(".jp-dashdock-CellStrip")).to_have_count(4)
+    assert_accessible(page, ".jp-dashdock-CellStrip")
+    strip_of(page, 4).scroll_into_view_if_needed()
+    screenshot(page, "cell-strips")
+
+    # The saved notebook holds each strip's summary as text, the late one settled.
+    page.keyboard.press("Control+s")
+    summaries = wait_until(lambda: _saved_summaries(lab, settled=4))
+    assert summaries[1].startswith("Dask, cell [2]: 1,234 tasks in ")
+    assert summaries[2].startswith("Dask, cell [3]: 567 tasks in ")
+    assert summaries[3].startswith("Dask, cell [4]: 1 task in ")
+    assert "Errors: 1 task erred: ZeroDivisionError" in summaries[4]
+    assert 0 not in summaries and 5 not in summaries
+
+    # "Task stream" opens the recorded task stream of that cell's work as a pane.
+    strip_of(page, 1).get_by_role("button", name="Task stream").click()
+    tab = page.locator(".lm-TabBar-tab", has_text=re.compile(r"Task stream · cell \[2\]", re.IGNORECASE))
+    expect(tab).to_be_visible(timeout=30_000)
+    recorded = page.frame_locator(".jp-dashdock-HistoryPane iframe").last.locator("body")
+    expect(recorded).to_contain_text(re.compile(r"[0-9,]+ spans of [0-9,]+ tasks"), timeout=30_000)
+    screenshot(page, "cell-strip-task-stream")
+
+
+def _saved_summaries(lab: Lab, settled: int) -> dict[int, str] | None:
+    """Cell index -> the text summary of its strip in the saved file, once `settled` are final."""
+    notebook = lab.api("api/contents/cells.ipynb")
+    assert isinstance(notebook, dict)
+    found: dict[int, str] = {}
+    final = 0
+    for index, cell in enumerate(notebook["content"]["cells"]):
+        for output in cell.get("outputs", []):
+            data = output.get("data", {})
+            if MIME in data:
+                found[index] = data["text/plain"]
+                final += data[MIME]["report"]["settled"] and " in " in data["text/plain"]
+    return found if final >= settled else None
