@@ -30,6 +30,7 @@ CELLS = [
     "plain = sum(range(10))",
 ]
 MIME = "application/vnd.dashdock.cell+json"
+IDLE = ".jp-NotebookPanel .jp-Notebook-ExecutionIndicator[data-status='idle']"
 
 
 def strip_of(page: Page, cell: int) -> Locator:
@@ -41,7 +42,7 @@ def test_run_all_gives_each_computing_cell_its_own_strip(browser: Browser, lab: 
     lab.write_notebook("cells.ipynb", CELLS)
     page = open_lab(browser, lab, "cell-strips")
     page.evaluate("() => window.jupyterapp.commands.execute('docmanager:open', {path: 'cells.ipynb'})")
-    page.wait_for_selector(".jp-NotebookPanel .jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=60_000)
+    page.wait_for_selector(IDLE, timeout=60_000)
     page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
 
     # Each cell its own count (the second map is not added to the first: Dask's spans would).
@@ -64,8 +65,9 @@ def test_run_all_gives_each_computing_cell_its_own_strip(browser: Browser, lab: 
     expect(failing.locator("pre")).to_contain_text("in boom")
 
     # A cell that computed nothing with Dask shows nothing.
-    page.wait_for_selector(".jp-NotebookPanel .jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=60_000)
-    expect(page.locator(".jp-NotebookPanel .jp-Cell").nth(5).locator(".jp-OutputArea-output")).to_have_count(0)
+    page.wait_for_selector(IDLE, timeout=60_000)
+    plain_cell = page.locator(".jp-NotebookPanel .jp-Cell").nth(5)
+    expect(plain_cell.locator(".jp-OutputArea-output")).to_have_count(0)
     expect(page.locator(".jp-dashdock-CellStrip")).to_have_count(4)
     assert_accessible(page, ".jp-dashdock-CellStrip")
     strip_of(page, 4).scroll_into_view_if_needed()
