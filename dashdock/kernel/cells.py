@@ -20,7 +20,6 @@ the cell ended.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import contextvars
 import itertools
@@ -81,6 +80,7 @@ class CellAccounting:
         self._current: _Cell | None = None
         self._scope: contextlib.ExitStack | None = None
         self._questions = itertools.count()
+        self._questions_sent = 0
         self._answers: dict[int, tuple[threading.Event, list[dict[str, Any]]]] = {}
         self._wake = threading.Event()
         self._thread: threading.Thread | None = None
@@ -129,7 +129,7 @@ class CellAccounting:
         with self._lock:
             self._cells[cell.id] = cell
         self._ensure_thread()
-        self._wake.set()
+        self._wake.set()  # the thread takes its first look UPDATE_SECONDS from now
 
     def post_run_cell(self, result: Any = None) -> None:
         cell, scope = self._current, self._scope
@@ -151,19 +151,21 @@ class CellAccounting:
         else:
             with self._lock:
                 self._cells.pop(cell.id, None)
-        self._wake.set()
 
     # -- asking the schedulers -------------------------------------------------------------------
 
     def _messages_sent(self, settle: bool = False) -> int:
-        """How many messages the clients have sent their schedulers (a cell that sent none
-        submitted nothing, and its end costs no question)."""
-        total = 0
+        """How many messages the clients have sent their schedulers, besides our questions (a
+        cell that sent none submitted nothing, and its end costs no question)."""
+        total = -self._questions_sent
         for client in list(self._clients.values()):
             if settle and not client.asynchronous:
-                # Submissions reach the stream by a callback on the client's loop: let them land.
+                # Submissions reach the stream by callbacks on the client's loop: let those queued
+                # so far run (the loop runs callbacks in order), a thread hop rather than a sync.
+                landed = threading.Event()
                 with contextlib.suppress(Exception):
-                    client.sync(asyncio.sleep, 0, callback_timeout=END_WAIT)
+                    client.loop.add_callback(landed.set)
+                    landed.wait(END_WAIT)
             total += getattr(getattr(client, "scheduler_comm", None), "message_count", 1)
         return total
 
@@ -177,6 +179,8 @@ class CellAccounting:
             self._answers[question] = waiter
             try:
                 client._send_to_scheduler({"op": ledger.ASK_OP, "ids": ids, "question": question})
+                with self._lock:
+                    self._questions_sent += 1
             except Exception:  # a closed client: it is removed by its teardown
                 self._answers.pop(question, None)
                 continue
@@ -209,8 +213,11 @@ class CellAccounting:
 
     def _follow(self) -> None:
         while True:
-            self._wake.wait(UPDATE_SECONDS if self._cells else None)
-            self._wake.clear()
+            if not self._cells:
+                self._wake.wait()
+                self._wake.clear()
+            # The first look comes this long into a cell, so a short cell costs no question.
+            time.sleep(UPDATE_SECONDS)
             with self._lock:
                 cells = list(self._cells.values())
             if not cells:
@@ -222,7 +229,6 @@ class CellAccounting:
                 self._write_file()
             except Exception:  # one bad answer must not end the accounting for the kernel's life
                 logger.exception("dashdock: following cells failed")
-            time.sleep(UPDATE_SECONDS / 2)  # never more often than the update rate
 
     def _take(self, cell: _Cell, report: dict[str, Any] | None, in_cell: bool) -> None:
         if report is None or report["tasks"] == 0:
