@@ -79,7 +79,8 @@ def main() -> None:
         manager.shutdown_kernel(now=True)
 
     on, off = statistics.median(big[True]), statistics.median(big[False])
-    print(f"\n(a) cell of {tasks:,} tasks, median of {rounds}: on {on:.2f} s, off {off:.2f} s, ratio {on / off:.3f}")
+    print(f"\n(a) cell of {tasks:,} tasks, median of {rounds}: on {on:.2f} s, off {off:.2f} s", end="")
+    print(f", ratio {on / off:.3f}")
     on_empty, off_empty = statistics.median(empty[True]), statistics.median(empty[False])
     print(
         f"(b) cell without Dask work, median of {len(empty[True])}: on {on_empty * 1000:.2f} ms, "

@@ -157,7 +157,7 @@ DAMAGED = {"cells": {CELL: {"label": "[1]", "report": {**REPORT, "tasks": "many"
         ("k-2", CELL, None, 404, "reported no computing cells"),
         ("k-1", CELL, b"{not json", 404, "no report of this cell"),
         ("k-1", CELL, DAMAGED, 404, "damaged"),
-        ("k-1", CELL, b"[" * 600_000, 404, "no report of this cell"),
+        ("k-1", CELL, b"[" * 2_200_000, 404, "no report of this cell"),
     ],
 )
 async def test_the_cells_api_answers_well_formed_reports_only(

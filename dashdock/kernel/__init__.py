@@ -1,4 +1,6 @@
-"""What runs inside a user's kernel: the work of dashdock's Dask client preload, and ``show``.
+"""What runs inside a user's kernel: the work of dashdock's Dask client preload (the repr, client
+records, per-cell accounting), ``show`` and ``cell_strips``; and ``ledger``, which a kernel's client
+sends to its scheduler, pickled by value, to run there.
 
 Kernels reach this package through the preload (see ``dashdock/_preload``) or ``dashdock.show``.
 It imports nothing of the rest of dashdock or of Jupyter's server; the server imports its

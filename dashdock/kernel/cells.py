@@ -20,6 +20,7 @@ the cell ended.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import contextvars
 import itertools
@@ -75,6 +76,7 @@ class CellAccounting:
         self._publishing = threading.Lock()  # the cell's end and the thread: one output per cell
         self._clients: dict[str, Any] = {}  # client id -> client whose scheduler has the ledger
         self._dashboards: dict[str, str] = {}  # client id -> its dashboard, for the Lab's buttons
+        self._ledger_streams: dict[str, Any] = {}  # client id -> the stream its ledger was installed over
         self._cells: OrderedDict[str, _Cell] = OrderedDict()  # followed: running or unsettled
         self._kept: OrderedDict[str, dict[str, Any]] = OrderedDict()  # what the file holds
         self._current: _Cell | None = None
@@ -90,21 +92,49 @@ class CellAccounting:
     # -- clients (called by the preload on the client's event loop) ------------------------------
 
     async def add_client(self, client: Any, dashboard: str | None) -> None:
-        import cloudpickle
-
-        cloudpickle.register_pickle_by_value(ledger)  # the scheduler need not have dashdock
-        try:
-            await client.scheduler.register_scheduler_plugin(
-                plugin=cloudpickle.dumps(ledger.CellLedger()), name=ledger.PLUGIN_NAME, idempotent=True
-            )
-        except Exception as exc:  # e.g. a scheduler that refuses pickled plugins
-            logger.info("dashdock: no per-cell accounting with %s: %s", client.scheduler.address, exc)
+        if not await self._install_ledger(client):
             return
         client.subscribe_topic(ledger.ANSWER_TOPIC, self._on_answer)
         with self._lock:
             self._clients[client.id] = client
             if dashboard:
                 self._dashboards[client.id] = dashboard
+
+    async def _install_ledger(self, client: Any) -> bool:
+        """The ledger on the client's scheduler; idempotent, so kernels sharing one share it."""
+        import cloudpickle
+
+        cloudpickle.register_pickle_by_value(ledger)  # the scheduler need not have dashdock
+        stream = client.scheduler_comm
+        try:
+            await client.scheduler.register_scheduler_plugin(
+                plugin=cloudpickle.dumps(ledger.CellLedger()), name=ledger.PLUGIN_NAME, idempotent=True
+            )
+        except Exception as exc:  # e.g. a scheduler that refuses pickled plugins
+            logger.info("dashdock: no per-cell accounting with %s: %s", client.scheduler.address, exc)
+            return False
+        self._ledger_streams[client.id] = stream
+        return True
+
+    def _ledger_ready(self, client: Any) -> bool:
+        """Whether the scheduler at the other end of the client's stream has the ledger.
+
+        A question on a stream whose scheduler lacks the ledger's handler would make Dask close
+        the client's connection, so a client that reconnected (a restarted scheduler) gets the
+        ledger installed again before it is asked anything."""
+
+        def installed() -> bool:
+            stream = client.scheduler_comm
+            return stream is not None and stream is self._ledger_streams.get(client.id)
+
+        if installed():
+            return True
+        try:
+            loop = client.loop.asyncio_loop
+            asyncio.run_coroutine_threadsafe(self._install_ledger(client), loop).result(ANSWER_TIMEOUT)
+        except Exception:
+            return False
+        return installed()
 
     def remove_client(self, client: Any) -> None:
         with self._lock:
@@ -171,7 +201,8 @@ class CellAccounting:
 
     def _ask(self, ids: list[str], timeout: float, synchronous: bool = False) -> dict[str, dict[str, Any]]:
         """The best report of each cell from every scheduler that answers within ``timeout``."""
-        clients = [c for c in self._clients.values() if not (synchronous and c.asynchronous)]
+        clients = [c for c in list(self._clients.values()) if not (synchronous and c.asynchronous)]
+        clients = [c for c in clients if self._ledger_ready(c)]
         pending = []
         for client in clients:
             question = next(self._questions)

@@ -161,11 +161,16 @@ class CellLedger(SchedulerPlugin):
             cell.cancelled += 1
             cell.finished = time.time()
 
-    def answer(self, client: str, ids: Any = None, question: Any = None) -> None:
-        """Answers a kernel's question on its client's stream with a report of its cells."""
-        event = (time.time(), {"question": question, **self.report(ids)})
-        message = {"op": "event", "topic": ANSWER_TOPIC, "event": event}
-        self.scheduler.send_all({client: [message]}, worker_msgs={})
+    def answer(self, client: str, ids: Any = None, question: Any = None, **unknown: Any) -> None:
+        """Answers a kernel's question on its client's stream with a report of its cells.
+
+        Never raises: Dask closes a client's connection when a stream handler fails."""
+        try:
+            event = (time.time(), {"question": question, **self.report(ids)})
+            message = {"op": "event", "topic": ANSWER_TOPIC, "event": event}
+            self.scheduler.send_all({client: [message]}, worker_msgs={})
+        except Exception:
+            pass
 
     def report(self, ids: Any = None) -> dict[str, Any]:
         """The cells asked for (those this scheduler knows), and the cluster's memory now."""

@@ -25,7 +25,7 @@ MAX_RECORD_BYTES = 4096
 
 # One file per kernel: "<kernel id>.cells", the latest report of its recent computing cells.
 CELLS_SUFFIX = ".cells"
-MAX_CELLS_FILE_BYTES = 512 * 1024
+MAX_CELLS_FILE_BYTES = 2 * 1024 * 1024  # 50 cells with long errors stay well below
 
 _KERNEL_ID = re.compile(r"^[A-Za-z0-9-]{1,64}$")
 _CLIENT_ID = re.compile(r"^[A-Za-z0-9_-]{1,80}$")
