@@ -209,6 +209,10 @@ def wait_for_lab(page: Page) -> None:
         "() => window.jupyterapp && window.jupyterapp.commands.hasCommand('dashdock:open-plot')"
     )
     page.evaluate("() => window.jupyterapp.restored.then(() => true)")
+    # Lab opens a Launcher into an empty main area only after the file browser has listed its
+    # folder, which on a loaded machine comes well after `restored`: until something is there, a
+    # Launcher may still arrive and take the focus or hide a pane behind its tab.
+    page.wait_for_selector("#jp-main-dock-panel .lm-DockPanel-widget", state="attached")
     with contextlib.suppress(PlaywrightTimeoutError):  # a workspace may show no Launcher
         page.wait_for_function(
             "() => !document.querySelector('.jp-Launcher')"

@@ -136,13 +136,14 @@ def test_default_layout_then_reload_restores_panes(
 ) -> None:
     lab.api("dashdock/api/sources", "POST", {"url": dask_cluster.dashboard})
     page = open_lab(browser, lab, "restore")
-    # An empty main area, so the layout fills it and positions after the reload are comparable.
+    # A main area with only a Launcher (Lab opens one into an empty main area): the layout replaces it.
     page.evaluate("() => window.jupyterapp.commands.execute('application:close-all')")
-    expect(page.locator("#jp-main-dock-panel .lm-DockPanel-widget")).to_have_count(0)
+    expect(page.locator("#jp-main-dock-panel .jp-Launcher")).to_have_count(1)
     open_sidebar(page)
     page.click(".jp-dashdock-Plots-layout")
     for name in KEY_PLOTS:
         wait_for_bokeh_plot(page, name)
+    expect(page.locator("#jp-main-dock-panel .jp-Launcher")).to_have_count(0)
     boxes = {name: pane(page, name).bounding_box() for name in KEY_PLOTS}
     assert all(boxes.values())
     # A grid: task stream top left, worker memory to its right, progress and graph below them.

@@ -8,7 +8,7 @@ import { TranslationBundle } from '@jupyterlab/translation';
 import { UUID } from '@lumino/coreutils';
 import { IDisposable } from '@lumino/disposable';
 import { MessageLoop } from '@lumino/messaging';
-import type { DockPanel } from '@lumino/widgets';
+import type { DockPanel, Widget } from '@lumino/widgets';
 
 import { KEY_PLOTS, nameFromPath } from '../api/plots';
 import { IPanePlacement, IPlotPanes, ISourcesModel } from '../tokens';
@@ -118,6 +118,9 @@ export class PaneManager implements IPlotPanes, IDisposable {
     }
     const steps = gridSteps(plots.length);
     const opened = new Map<number, PlotPane>();
+    // A main area holding nothing but Launchers gives them up once the first pane is there (closing
+    // them earlier would make Lab open another), so the grid fills the main area.
+    const launchers = this._loneLaunchers();
     for (const { index, mode, ref } of steps) {
       const refPane = ref === null ? undefined : opened.get(ref);
       const box = refPane && this._box(refPane);
@@ -127,10 +130,19 @@ export class PaneManager implements IPlotPanes, IDisposable {
           ? { mode, ref: box.id }
           : {};
       opened.set(index, this.open(options[index], placement));
+      launchers.splice(0).forEach(launcher => launcher.close());
     }
     return options.map(
       (option, index) => opened.get(index) ?? this.open(option)
     );
+  }
+
+  /** The main area's widgets when every one is a Launcher, else none. */
+  private _loneLaunchers(): Widget[] {
+    const main = Array.from(this._shell.widgets('main'));
+    const isLauncher = (widget: Widget) =>
+      !!widget.node.querySelector('.jp-Launcher');
+    return main.every(isLauncher) ? main : [];
   }
 
   /** Where a plot goes when its caller did not say: by `placePlot`, against the panes on screen. */
