@@ -14,9 +14,10 @@ if TYPE_CHECKING:
     from dashdock.app import DashdockApp
     from dashdock.history.export import export_trace
     from dashdock.kernel.cells import cell_strips
+    from dashdock.kernel.metrics import metric, metrics
     from dashdock.kernel.show import show
 
-__all__ = ["DashdockApp", "__version__", "cell_strips", "export_trace", "show"]
+__all__ = ["DashdockApp", "__version__", "cell_strips", "export_trace", "metric", "metrics", "show"]
 
 
 def __getattr__(name: str) -> Any:
@@ -32,6 +33,10 @@ def __getattr__(name: str) -> Any:
         from dashdock.kernel.cells import cell_strips
 
         return cell_strips
+    if name in ("metric", "metrics"):
+        from dashdock.kernel import metrics
+
+        return getattr(metrics, name)
     if name == "export_trace":
         from dashdock.history.export import export_trace
 

@@ -32,10 +32,11 @@ _PARSE_IN_THREAD_BYTES = 256 * 1024
 class UpstreamError(Exception):
     """A dashboard could not be reached or answered something unusable; ``reason`` is for people."""
 
-    def __init__(self, reason: str, *, unreachable: bool) -> None:
+    def __init__(self, reason: str, *, unreachable: bool, status: int | None = None) -> None:
         super().__init__(reason)
         self.reason = reason
         self.unreachable = unreachable
+        self.status = status  # the HTTP status of an answer that was not 200
 
 
 class UnreadableDocument(UpstreamError):
@@ -109,7 +110,11 @@ class UpstreamClient:
                 url, allow_redirects=False, timeout=timeout, headers={"Accept-Encoding": "identity"}
             ) as response:
                 if response.status != 200:
-                    raise UpstreamError(f"The server answered HTTP {response.status}.", unreachable=False)
+                    raise UpstreamError(
+                        f"The server answered HTTP {response.status}.",
+                        unreachable=False,
+                        status=response.status,
+                    )
                 raw = bytearray()
                 async for chunk in response.content.iter_any():
                     raw += chunk

@@ -1,6 +1,7 @@
 """A real LocalCluster kept busy with varied sample work, so every dashboard plot has something to show.
 
-Run as a script: prints ``DASHBOARD <url>`` once the cluster is up, then computes until stopped.
+Run as a script: prints ``SCHEDULER <address>`` and ``DASHBOARD <url>`` once the cluster is up, then
+computes until stopped.
 Used by ``make demo`` and by the UI tests (which need a scheduler in its own process).
 """
 
@@ -45,6 +46,7 @@ def main() -> None:
         worker_dashboard_address="127.0.0.1:0",
     )
     client = Client(cluster)
+    print(f"SCHEDULER {cluster.scheduler_address}", flush=True)
     print(f"DASHBOARD {cluster.dashboard_link}", flush=True)
     round_number = 0
     try:

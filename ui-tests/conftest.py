@@ -58,6 +58,7 @@ def _wait_for_http(url: str, timeout: float = 60.0) -> None:
 class DaskCluster:
     dashboard: str  # e.g. http://127.0.0.1:40123/status
     process: subprocess.Popen[str]
+    scheduler: str  # e.g. tcp://127.0.0.1:40125, for a client of the test's own
 
     @property
     def root(self) -> str:
@@ -79,9 +80,12 @@ def start_cluster(port: int = 0) -> DaskCluster:
         text=True,
     )
     assert process.stdout is not None
+    scheduler = ""
     for line in process.stdout:
+        if line.startswith("SCHEDULER "):
+            scheduler = line.split(" ", 1)[1].strip()
         if line.startswith("DASHBOARD "):
-            return DaskCluster(line.split(" ", 1)[1].strip(), process)
+            return DaskCluster(line.split(" ", 1)[1].strip(), process, scheduler)
     raise RuntimeError("the sample cluster did not start")
 
 

@@ -5,7 +5,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-GROUPS = ("tasks", "memory", "workers", "gpu", "other")
+GROUPS = ("tasks", "memory", "workers", "gpu", "other", "custom")
+# Where a scheduler lists the metrics notebooks added (dashdock/kernel/metric_board.py).
+METRICS_LISTING = "/dashdock-metrics.json"
+MAX_CUSTOM_NAME = 100
 
 # Words that Dask's title-casing gets wrong ("Cpu", "Gpu", ...).
 _WORD_FIXES = {"cpu": "CPU", "gpu": "GPU", "rmm": "RMM", "nprocessing": "Processing"}
@@ -92,6 +95,7 @@ _GROUP_DESCRIPTIONS = {
     "workers": "A view of the workers and their system resources.",
     "gpu": "A view of the workers' GPUs (needs NVIDIA GPUs on the workers).",
     "other": "A plot of the Dask dashboard.",
+    "custom": "A metric added from a notebook with dashdock.metric.",
 }
 
 # One leading slash only: "//host/x" would be a link to another host.
@@ -154,3 +158,19 @@ def parse_catalog(document: object) -> list[Plot]:
         plots.append(Plot(name=name, group=group_of(name), path=path))
     plots.sort(key=lambda plot: (GROUPS.index(plot.group), _featured_rank(plot.name), plot.name))
     return plots
+
+
+def parse_custom(document: object) -> list[Plot]:
+    """Read a scheduler's custom metrics (``{name: path}``), named as their notebook named them."""
+    if not isinstance(document, dict):
+        raise ValueError("dashdock-metrics.json is not a JSON object")
+    plots = [
+        Plot(name=name.strip(), group="custom", path=path)
+        for name, path in document.items()
+        if isinstance(name, str)
+        and 0 < len(name.strip()) <= MAX_CUSTOM_NAME
+        and isinstance(path, str)
+        and _PATH_RE.match(path)
+        and ".." not in path
+    ]
+    return sorted(plots, key=lambda plot: plot.name.lower())

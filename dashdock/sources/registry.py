@@ -7,12 +7,13 @@ budget at a time (health.py).
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from pathlib import Path
 
 from dashdock.errors import Conflict, Invalid, NotFound, Unavailable, host_not_allowed
-from dashdock.sources.catalog import Plot, parse_catalog
+from dashdock.sources.catalog import METRICS_LISTING, Plot, parse_catalog, parse_custom
 from dashdock.sources.health import HealthRounds
 from dashdock.sources.model import DisabledSource, Health, Source, source_id_for
 from dashdock.sources.probe import find_root
@@ -144,16 +145,30 @@ class SourceRegistry:
         )
 
     async def plots(self, source_id: str) -> list[Plot]:
+        """Dask's plots of the source, then its custom metrics (``dashdock.metric``), if any."""
         source = self.get(source_id)
         try:
-            document = await self._client.get_json(source.dashboard.url + "/individual-plots.json")
-            plots = parse_catalog(document)
+            dask_plots, metrics = await asyncio.gather(
+                self._client.get_json(source.dashboard.url + "/individual-plots.json"),
+                self._custom_plots(source),
+            )
+            plots = parse_catalog(dask_plots) + metrics
         except (UpstreamError, ValueError) as exc:
             reason = exc.reason if isinstance(exc, UpstreamError) else "It did not list its plots."
             self._mark(source, "down", reason)
             raise Unavailable(f"The dashboard of {source.name} is not available: {reason}") from exc
         self._mark(source, "up", "")
         return plots
+
+    async def _custom_plots(self, source: Source) -> list[Plot]:
+        """The metrics a notebook added to the source's scheduler; none on a scheduler without."""
+        try:
+            document = await self._client.get_json(source.dashboard.url + METRICS_LISTING)
+        except UpstreamError as exc:
+            if exc.status == 404:
+                return []
+            raise
+        return parse_custom(document)
 
     async def workers(self, source_id: str) -> list[Worker]:
         """The source's workers, from the scheduler's worker table, each judged by the allowlist."""

@@ -31,6 +31,8 @@ export const KEY_PLOTS: readonly {
  * (dashdock/sources/catalog.py, GROUPS); a group it adds later shows under "other".
  */
 export const PLOT_GROUPS: readonly string[] = [
+  // A notebook's own metrics (dashdock.metric) lead: someone just made them to watch them.
+  'custom',
   'tasks',
   'memory',
   'workers',
@@ -62,6 +64,8 @@ export function groupLabel(group: string, trans: TranslationBundle): string {
       return trans.__('Workers and system');
     case 'gpu':
       return trans.__('GPU');
+    case 'custom':
+      return trans.__('Custom');
     default:
       return trans.__('Other');
   }
