@@ -227,8 +227,12 @@ class MetricBoard(SchedulerPlugin):
 
         fn = metric.fn
 
-        def on_worker(dask_worker: Any) -> Any:  # Dask passes the worker by this argument's name
-            return fn(dask_worker)
+        def on_worker(dask_worker: Any) -> tuple[str, Any]:  # Dask passes the worker by this name
+            # Failures come back as answers: raised, each would be logged by the worker every tick.
+            try:
+                return "OK", fn(dask_worker)
+            except Exception as exc:
+                return "error", f"{type(exc).__name__}: {exc}"[:MAX_ERROR_CHARS]
 
         message = {"op": "run", "function": pickle.dumps(on_worker), "args": pickle.dumps(()), "wait": True}
         try:
@@ -249,7 +253,11 @@ class MetricBoard(SchedulerPlugin):
                     raise answer
                 if answer.get("status") != "OK":
                     raise RuntimeError(str(answer.get("exception_text") or "the worker failed"))
-                values.update(_numbers(_plain(answer["result"]), label))
+                status, result = _plain(answer["result"])
+                if status != "OK":
+                    errors.append(f"{label}: {result}")
+                    continue
+                values.update(_numbers(result, label))
             except Exception as exc:
                 errors.append(f"{label}: {_error_text(exc)}")
         metric.record(values)
