@@ -15,9 +15,20 @@ if TYPE_CHECKING:
     from dashdock.history.export import export_trace
     from dashdock.kernel.cells import cell_strips
     from dashdock.kernel.metrics import metric, metrics
+    from dashdock.kernel.publish import publish, unpublish
     from dashdock.kernel.show import show
 
-__all__ = ["DashdockApp", "__version__", "cell_strips", "export_trace", "metric", "metrics", "show"]
+__all__ = [
+    "DashdockApp",
+    "__version__",
+    "cell_strips",
+    "export_trace",
+    "metric",
+    "metrics",
+    "publish",
+    "show",
+    "unpublish",
+]
 
 
 def __getattr__(name: str) -> Any:
@@ -37,6 +48,10 @@ def __getattr__(name: str) -> Any:
         from dashdock.kernel import metrics
 
         return getattr(metrics, name)
+    if name in ("publish", "unpublish"):
+        from dashdock.kernel import publish
+
+        return getattr(publish, name)
     if name == "export_trace":
         from dashdock.history.export import export_trace
 

@@ -32,11 +32,14 @@ _PARSE_IN_THREAD_BYTES = 256 * 1024
 class UpstreamError(Exception):
     """A dashboard could not be reached or answered something unusable; ``reason`` is for people."""
 
-    def __init__(self, reason: str, *, unreachable: bool, status: int | None = None) -> None:
+    def __init__(
+        self, reason: str, *, unreachable: bool, status: int | None = None, location: str | None = None
+    ) -> None:
         super().__init__(reason)
         self.reason = reason
         self.unreachable = unreachable
         self.status = status  # the HTTP status of an answer that was not 200
+        self.location = location  # where a redirect pointed
 
 
 class UnreadableDocument(UpstreamError):
@@ -114,6 +117,7 @@ class UpstreamClient:
                         f"The server answered HTTP {response.status}.",
                         unreachable=False,
                         status=response.status,
+                        location=response.headers.get("Location"),
                     )
                 raw = bytearray()
                 async for chunk in response.content.iter_any():

@@ -23,6 +23,11 @@ CELL_MIME_TYPE = "application/vnd.dashdock.cell+json"
 RECORD_SUFFIX = ".json"
 MAX_RECORD_BYTES = 4096
 
+# A kernel's published plots (dashdock.publish) are recorded as a client of this id, whose
+# "dashboard" is the kernel's own Bokeh server and whose "flavour" is "bokeh".
+PUBLISHED_CLIENT_ID = "published"
+FLAVOURS = ("dask", "bokeh")
+
 # One file per kernel: "<kernel id>.cells", the latest report of its recent computing cells.
 CELLS_SUFFIX = ".cells"
 MAX_CELLS_FILE_BYTES = 2 * 1024 * 1024  # 50 cells with long errors stay well below
@@ -61,10 +66,14 @@ def valid_record(document: Any) -> dict[str, Any] | None:
     scheduler = document.get("scheduler")
     if not (isinstance(scheduler, str) and _SCHEDULER.match(scheduler)):
         scheduler = None
+    flavour = document.get("flavour", "dask")
+    if flavour not in FLAVOURS:
+        return None
     return {
         "kernel_id": kernel_id,
         "client_id": client_id,
         "dashboard": dashboard,
         "started": started,
         "scheduler": scheduler,
+        "flavour": flavour,
     }

@@ -23,7 +23,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dashdock.ids import derived_source_id
-from dashdock.kernel.protocol import CELLS_SUFFIX, MAX_RECORD_BYTES, RECORD_SUFFIX, valid_record
+from dashdock.kernel.protocol import (
+    CELLS_SUFFIX,
+    MAX_RECORD_BYTES,
+    PUBLISHED_CLIENT_ID,
+    RECORD_SUFFIX,
+    valid_record,
+)
 from dashdock.sources.model import Source
 from dashdock.sources.registry import SourceRegistry
 from dashdock.targets import Allowlist, TargetError, parse_dashboard_url, parse_target_segment
@@ -40,6 +46,7 @@ class ClientRecord:
     started: float
     path: Path
     scheduler: str | None = None  # tcp:// address, when the kernel reported one
+    flavour: str = "dask"  # "bokeh": the kernel's published plots (dashdock.publish)
 
 
 def kernel_source_id(kernel_id: str, dashboard: str | None = None) -> str:
@@ -103,10 +110,16 @@ class KernelClients:
             by_kernel.setdefault(record.kernel_id, []).append(record)
 
         others = {s.dashboard.url: s.id for s in self._registry.list() if s.kind != KIND}
-        wanted: dict[str, tuple[str, str]] = {}  # source id -> (name, dashboard)
+        wanted: dict[str, tuple[str, str, str]] = {}  # source id -> (name, dashboard, flavour)
         clients: dict[str, tuple[ClientRecord, str | None]] = {}
         for kernel_id, kernel_records in by_kernel.items():
             name = names.get(kernel_id) or f"kernel {kernel_id[:8]}"
+            for record in kernel_records:
+                # Published plots: a source of their own, whatever clients the kernel has.
+                if record.flavour == "bokeh" and self._allowed(record.dashboard):
+                    published = kernel_source_id(kernel_id, PUBLISHED_CLIENT_ID)
+                    wanted[published] = (f"{name} (published)", record.dashboard, "bokeh")
+            kernel_records = [record for record in kernel_records if record.flavour == "dask"]
             for position, record in enumerate(kernel_records):
                 source_id: str | None
                 if record.dashboard in others:
@@ -120,14 +133,14 @@ class KernelClients:
                         source_id = kernel_source_id(kernel_id, record.dashboard)
                     label = name if position == 0 else f"{name} ({record.dashboard.split('//', 1)[1]})"
                     if source_id not in wanted:
-                        wanted[source_id] = (label, record.dashboard)
+                        wanted[source_id] = (label, record.dashboard, "dask")
                 clients[record.client_id] = (record, source_id)
 
         for source in self._registry.list():
             if source.kind == KIND and source.id not in wanted:
                 self._registry.unregister(source.id)
-        for source_id, (label, dashboard) in wanted.items():
-            self._registry.point(source_id, label, KIND, dashboard)
+        for source_id, (label, dashboard, flavour) in wanted.items():
+            self._registry.point(source_id, label, KIND, dashboard, flavour)
         self.clients = clients
 
     def schedulers(self) -> dict[str, str]:
@@ -195,7 +208,15 @@ def _read_directory(directory: Path) -> tuple[list[ClientRecord], list[Path]]:
             continue
         kernel_id, client_id, started = record["kernel_id"], record["client_id"], record["started"]
         records.append(
-            ClientRecord(kernel_id, client_id, dashboard, started, Path(entry.path), record["scheduler"])
+            ClientRecord(
+                kernel_id,
+                client_id,
+                dashboard,
+                started,
+                Path(entry.path),
+                record["scheduler"],
+                record["flavour"],
+            )
         )
     return records, cells_files
 

@@ -46,6 +46,7 @@ from dashdock.targets import Allowlist
 from dashdock.upstream import UpstreamClient, relay_failure
 
 _BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+MAX_HEAD_BYTES = 64 * 1024  # of a page gathered before it is sent on (its head, normally a few KiB)
 
 
 @dataclass(frozen=True)
@@ -186,15 +187,29 @@ class RelayHandler(DomainErrors, JupyterHandler):
         return None
 
     async def _relay_page(self, response: aiohttp.ClientResponse, tag: bytes) -> None:
-        """An HTML page with ``tag`` put into its first chunk, streamed as the dashboard sends it."""
+        """An HTML page with ``tag`` put into its head, streamed as the dashboard sends it.
+
+        The head is gathered first (up to ``MAX_HEAD_BYTES``, then it goes as it is), so that what
+        ``_rewrite_head`` changes is never split between chunks.
+        """
         self.clear_header("Content-Length")  # the page grows by the tag
-        first = True
+        head: bytearray | None = bytearray()
         async for chunk in response.content.iter_any():
-            self.write(with_script(chunk, tag) if first else chunk)
-            first = False
+            if head is None:
+                self.write(chunk)
+            else:
+                head += chunk
+                if b"</head>" not in head.lower() and len(head) < MAX_HEAD_BYTES:
+                    continue
+                self.write(with_script(self._rewrite_head(bytes(head)), tag))
+                head = None
             await self.flush()
-        if first:  # an empty page still gets the script
-            self.write(tag)
+        if head is not None:  # a short page, or an empty one: it still gets the script
+            self.write(with_script(self._rewrite_head(bytes(head)), tag))
+
+    def _rewrite_head(self, head: bytes) -> bytes:
+        """What a page's head needs changed to work through the proxy (view_handler.py)."""
+        return head
 
     def _start_response(self, response: aiohttp.ClientResponse) -> None:
         route = self._route

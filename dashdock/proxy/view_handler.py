@@ -15,7 +15,7 @@ from jupyter_server.utils import ensure_async, url_path_join
 from dashdock.errors import NotAllowed
 from dashdock.proxy.bokehjs.serve import IMMUTABLE
 from dashdock.proxy.capabilities import Verdict
-from dashdock.proxy.page.script import PAGE_SCRIPT_PATH, page_script, script_tag
+from dashdock.proxy.page.script import PAGE_SCRIPT_PATH, page_script, script_tag, with_proxied_static
 from dashdock.proxy.relay_handler import RelayHandler
 
 try:
@@ -100,6 +100,13 @@ class ViewHandler(RelayHandler):
         if not is_page or "Content-Encoding" in response.headers:
             return None
         return script_tag(self._route.proxy_prefix)
+
+    def _rewrite_head(self, head: bytes) -> bytes:
+        route = self._route
+        source = self._registry.find(route.source_id) if route.source_id else None
+        if source is not None and source.flavour == "bokeh":
+            return with_proxied_static(head, route.upstream_root, route.proxy_prefix)
+        return head
 
     @allow_unauthenticated
     async def head(self, *args: Any) -> None:

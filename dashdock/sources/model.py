@@ -1,8 +1,10 @@
 """A source: a dashboard this server knows, its health, and the id it is known by.
 
 Sources are user-added URLs (``"url"``), clusters this server manages (``"cluster"``) and the
-Dask clients of running notebooks (``"kernel"``). A saved entry that cannot be used now is a
-``DisabledSource``: listed with the reason, unknown to the proxy.
+Dask clients of running notebooks (``"kernel"``). Most are Dask dashboards; a Bokeh server (``bokeh
+serve``, a kernel's published plots) is a source of flavour ``"bokeh"`` whose plots are its apps.
+A saved entry that cannot be used now is a ``DisabledSource``: listed with the reason, unknown to
+the proxy.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ class Source:
     lost: int = 0  # how often an open plot lost its dashboard connection (a restart, a crash)
     warning: str = ""  # for people: the last change to this source could not be saved
     alerts: bool = True  # whether its alerts notify (muted from the sidebar: still recorded)
+    flavour: str = "dask"  # "dask" (a scheduler's dashboard) or "bokeh" (any Bokeh server: bokeh_apps.py)
     version: int = field(default=0, init=False, compare=False)  # of its last visible change (listing.py)
 
     def __post_init__(self) -> None:
@@ -74,6 +77,7 @@ class Source:
             "health": self.health.to_json(),
             "lost": self.lost,
             "alerts": self.alerts,
+            "flavour": self.flavour,
         }
         if self.warning:
             described["warning"] = self.warning
@@ -84,6 +88,8 @@ class Source:
         kept: dict[str, object] = {"url": self.dashboard.url, "name": self.name}
         if not self.alerts:
             kept["alerts"] = False
+        if self.flavour != "dask":
+            kept["flavour"] = self.flavour
         return json.dumps(kept)
 
 

@@ -13,7 +13,7 @@ _MAX_ROOT_SEARCH = 6
 
 async def find_root(client: UpstreamClient, typed: DashboardURL) -> DashboardURL:
     """The root of the Dask dashboard a typed URL (the root or any page below it) belongs to."""
-    for candidate in _root_candidates(typed.path):
+    for candidate in root_candidates(typed.path):
         root = DashboardURL(typed.target, candidate)
         try:
             document = await client.get_json(root.url + "/individual-plots.json")
@@ -30,7 +30,7 @@ async def find_root(client: UpstreamClient, typed: DashboardURL) -> DashboardURL
     raise NotADashboard(f"{typed.target.netloc} answers, but not as a Dask dashboard (it lists no plots).")
 
 
-def _root_candidates(path: str) -> list[str]:
+def root_candidates(path: str) -> list[str]:
     """'/a/b/status' -> ['/a/b/status', '/a/b', '/a', '']: a page of a dashboard or the root itself."""
     segments = [segment for segment in path.split("/") if segment]
     candidates = ["/" + "/".join(segments[:end]) if end else "" for end in range(len(segments), -1, -1)]

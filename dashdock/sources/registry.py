@@ -12,7 +12,8 @@ import logging
 import time
 from pathlib import Path
 
-from dashdock.errors import Conflict, Invalid, NotFound, Unavailable, host_not_allowed
+from dashdock.errors import Conflict, Invalid, NotADashboard, NotFound, Unavailable, host_not_allowed
+from dashdock.sources.bokeh_apps import bokeh_alive, bokeh_apps, find_bokeh_root
 from dashdock.sources.catalog import METRICS_LISTING, Plot, parse_catalog, parse_custom
 from dashdock.sources.health import HealthRounds
 from dashdock.sources.model import DisabledSource, Health, Source, source_id_for
@@ -64,6 +65,9 @@ class SourceRegistry:
                 raise Conflict(f"{disabled.name} is disabled: {disabled.reason}") from None
             raise NotFound("There is no source with this id.") from None
 
+    def find(self, source_id: str) -> Source | None:
+        return self._sources.get(source_id)
+
     def knows_target(self, target: Target) -> bool:
         return any(source.target == target for source in self._sources.values())
 
@@ -75,7 +79,16 @@ class SourceRegistry:
             raise Invalid(str(exc)) from exc
         if not self._allowlist.allows(typed.target):
             raise host_not_allowed(typed.target.netloc)
-        root = await find_root(self._client, typed)
+        try:
+            root, flavour = await find_root(self._client, typed), "dask"
+        except NotADashboard as not_dask:
+            bokeh_root = await find_bokeh_root(self._client, typed)
+            if bokeh_root is None:
+                raise NotADashboard(
+                    f"{typed.target.netloc} answers, but neither as a Dask dashboard nor as a Bokeh server "
+                    "(it lists no plots or applications)."
+                ) from not_dask
+            root, flavour = bokeh_root, "bokeh"
         source_id = source_id_for(root.url)
         existing = self._sources.get(source_id)
         if existing is not None:
@@ -86,6 +99,7 @@ class SourceRegistry:
                     existing.warning = problem and f"The new name of {name} was not saved: {problem}"
             return existing, False
         source = Source(source_id, name or root.target.netloc, "url", root, Health("up", "", time.time()))
+        source.flavour = flavour
         self._sources[source_id] = source
         problem = await self._saved.save(source)
         source.warning = problem and (
@@ -93,7 +107,9 @@ class SourceRegistry:
         )
         return source, True
 
-    def point(self, source_id: str, name: str, kind: str, dashboard_url: str) -> Source:
+    def point(
+        self, source_id: str, name: str, kind: str, dashboard_url: str, flavour: str = "dask"
+    ) -> Source:
         """Create a source the server runs or found (a managed cluster, a notebook's client; trusted,
         never saved), or move it to another dashboard. A move counts as a loss for its open
         plots, so their panes reload onto it."""
@@ -102,6 +118,7 @@ class SourceRegistry:
         source = self._sources.get(source_id)
         if source is None:
             source = Source(source_id, name, kind, root, Health("up", "", time.time()))
+            source.flavour = flavour
             self._sources[source_id] = source
         elif source.dashboard != root:
             source.dashboard = root
@@ -147,6 +164,8 @@ class SourceRegistry:
     async def plots(self, source_id: str) -> list[Plot]:
         """Dask's plots of the source, then its custom metrics (``dashdock.metric``), if any."""
         source = self.get(source_id)
+        if source.flavour == "bokeh":
+            return await self._bokeh_apps(source)
         try:
             dask_plots, metrics = await asyncio.gather(
                 self._client.get_json(source.dashboard.url + "/individual-plots.json"),
@@ -159,6 +178,15 @@ class SourceRegistry:
             raise Unavailable(f"The dashboard of {source.name} is not available: {reason}") from exc
         self._mark(source, "up", "")
         return plots
+
+    async def _bokeh_apps(self, source: Source) -> list[Plot]:
+        try:
+            apps = await bokeh_apps(self._client, source.dashboard)
+        except UpstreamError as exc:
+            self._mark(source, "down", exc.reason)
+            raise Unavailable(f"The Bokeh server of {source.name} is not available: {exc.reason}") from exc
+        self._mark(source, "up", "")
+        return apps
 
     async def _custom_plots(self, source: Source) -> list[Plot]:
         """The metrics a notebook added to the source's scheduler; none on a scheduler without."""
@@ -173,6 +201,8 @@ class SourceRegistry:
     async def workers(self, source_id: str) -> list[Worker]:
         """The source's workers, from the scheduler's worker table, each judged by the allowlist."""
         source = self.get(source_id)
+        if source.flavour == "bokeh":
+            raise Conflict(f"{source.name} is a Bokeh server, not a Dask scheduler: it has no workers.")
         try:
             page = await self._client.get_text(source.dashboard.url + "/info/main/workers.html")
         except UpstreamError as exc:
@@ -188,7 +218,10 @@ class SourceRegistry:
         """Ask the scheduler's cheap ``/health`` endpoint whether it is up."""
         source = self.get(source_id)
         try:
-            await self._client.get_text(source.dashboard.url + "/health")
+            if source.flavour == "bokeh":
+                await bokeh_alive(self._client, source.dashboard)
+            else:
+                await self._client.get_text(source.dashboard.url + "/health")
         except UpstreamError as exc:
             self._mark(source, "down", exc.reason)
         else:

@@ -95,6 +95,7 @@ def restore(row: Row, allowlist: Allowlist) -> Source | DisabledSource:
         )
     source = Source(row.id, name, "url", dashboard)
     source.alerts = entry.get("alerts") is not False
+    source.flavour = "bokeh" if entry.get("flavour") == "bokeh" else "dask"
     return source
 
 

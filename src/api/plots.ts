@@ -33,6 +33,8 @@ export const KEY_PLOTS: readonly {
 export const PLOT_GROUPS: readonly string[] = [
   // A notebook's own metrics (dashdock.metric) lead: someone just made them to watch them.
   'custom',
+  // The applications of a Bokeh server source (bokeh serve, panel serve, a kernel's published plots).
+  'apps',
   'tasks',
   'memory',
   'workers',
@@ -66,6 +68,8 @@ export function groupLabel(group: string, trans: TranslationBundle): string {
       return trans.__('GPU');
     case 'custom':
       return trans.__('Custom');
+    case 'apps':
+      return trans.__('Apps');
     default:
       return trans.__('Other');
   }

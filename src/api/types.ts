@@ -32,6 +32,8 @@ export interface ISource {
   warning?: string;
   /** Whether its alerts notify (muted: still recorded and listed). Missing on disabled sources. */
   alerts?: boolean;
+  /** A Dask dashboard, or a Bokeh server whose plots are its apps. Missing on disabled sources. */
+  flavour?: 'dask' | 'bokeh';
 }
 
 /**

@@ -16,6 +16,9 @@ import { isDarkTheme } from '../ui/theme';
 import { canHalve, gridSteps, IPaneBox, ISizeRule, placePlot } from './layout';
 import { PlotPane } from './pane';
 
+/** How many plots the default layout places as a grid (`gridSteps`). */
+const GRID_SIZE = 4;
+
 /** The tab bar a split adds, when no tab bar is on screen to measure. */
 const TAB_BAR_HEIGHT = 28;
 
@@ -97,9 +100,11 @@ export class PaneManager implements IPlotPanes, IDisposable {
    */
   async openLayout(source: string): Promise<PlotPane[]> {
     const offered = await this._model.plots(source);
-    const plots = this._config.layout
+    const chosen = this._config.layout
       .map(path => offered.find(plot => plot.path === path))
       .filter((plot): plot is NonNullable<typeof plot> => !!plot);
+    // A source without Dask's plots (a Bokeh server) lays out its first ones.
+    const plots = chosen.length ? chosen : offered.slice(0, GRID_SIZE);
     const options = plots.map(plot => ({
       source,
       path: plot.path,

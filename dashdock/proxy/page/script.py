@@ -38,3 +38,15 @@ def with_script(first_chunk: bytes, tag: bytes) -> bytes:
         if anchor is not None:
             return first_chunk[: anchor.end()] + tag + first_chunk[anchor.end() :]
     return tag + first_chunk
+
+
+def with_proxied_static(head: bytes, upstream_root: str, proxy_prefix: str) -> bytes:
+    """``head`` with links to the server's ``{upstream_root}/static/`` going through the proxy.
+
+    ``bokeh serve`` links its BokehJS by root-absolute URLs (``/static/js/bokeh.min.js``), which a
+    proxied page would load from the Jupyter server; Dask's pages link them relatively.
+    """
+    pattern = re.compile(
+        rb"""(\b(?:src|href)\s*=\s*["'])""" + re.escape(upstream_root.encode() + b"/static/")
+    )
+    return pattern.sub(lambda match: match.group(1) + proxy_prefix.rstrip("/").encode() + b"/static/", head)
