@@ -121,7 +121,7 @@ async def test_a_port_where_nothing_listens_is_a_bad_gateway(jupyter: Jupyter) -
 async def test_a_web_server_that_is_not_a_dashboard_is_unprocessable(jupyter: Jupyter) -> None:
     code, body = await jupyter.api("POST", "sources", {"url": jupyter.origin + "/"})
     assert code == 422
-    assert "not as a Dask dashboard" in body["message"]
+    assert "neither as a Dask dashboard nor as a Bokeh server" in body["message"]
     _, listing = await jupyter.api("GET", "sources")
     assert listing["sources"] == []
 

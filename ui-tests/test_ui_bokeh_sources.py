@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 from conftest import Lab, _terminate, _wait_for_http, free_port, open_lab, screenshot
-from helpers import add_source, open_sidebar, pane_frame, plot_item, wait_for_bokeh_plot, wait_until
-from playwright.sync_api import Browser, Page, expect
+from helpers import add_source, open_sidebar, pane, pane_frame, plot_item, wait_for_bokeh_plot, wait_until
+from playwright.sync_api import Browser, Frame, Page, expect
 
 APP = """
 from bokeh.models import ColumnDataSource
@@ -29,8 +29,16 @@ PUBLISH = (
     "source = ColumnDataSource({'x': [0, 1], 'y': [0, 1]}, name='points')\n"
     "fig = figure(title='Published from a kernel', sizing_mode='stretch_both')\n"
     "fig.line('x', 'y', source=source)\n"
-    "published = dashdock.publish(fig, 'My plot')"
+    "published = dashdock.publish(fig, 'My plot')\n"
+    "import panel as pn\n"
+    "slider = pn.widgets.IntSlider(name='Workers', start=0, end=10, value=3)\n"
+    "dashdock.publish(pn.Column('## A Panel app from a kernel', slider), 'Panel app')"
 )
+PANEL_APP = """
+import panel as pn
+
+pn.Column("## Served by panel serve", pn.widgets.IntSlider(name="Served", value=4)).servable()
+"""
 IDLE = ".jp-NotebookPanel .jp-Notebook-ExecutionIndicator[data-status='idle']"
 
 _X_VALUES = """name => {
@@ -71,6 +79,49 @@ def bokeh_server(tmp_path: Path) -> Iterator[str]:
         _terminate(process)
 
 
+@pytest.fixture
+def panel_server(tmp_path: Path) -> Iterator[str]:
+    """``panel serve`` with one application (its root redirects to it)."""
+    (tmp_path / "dashboard.py").write_text(PANEL_APP)
+    port = free_port()
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "panel",
+            "serve",
+            "dashboard.py",
+            "--address",
+            "127.0.0.1",
+            "--port",
+            str(port),
+        ],
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        _wait_for_http(f"http://127.0.0.1:{port}/dashboard", timeout=120)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        _terminate(process)
+
+
+# The value of the slider titled so, in a pane's Bokeh document.
+_SLIDER_VALUE = """title => {
+    const slider = [...Bokeh.documents[0].all_models].find(m => m.title === title && 'value' in m);
+    return slider ? slider.value : null;
+}"""
+
+
+def _panel_frame(page: Page, name: str) -> Frame:
+    """The frame of a pane showing a Panel app, once its document is there (widgets draw no canvas)."""
+    expect(pane(page, name)).to_have_count(1)
+    frame = pane_frame(page, name)
+    frame.wait_for_function("() => window.Bokeh && Bokeh.documents.length > 0", timeout=45_000)
+    return frame
+
+
 def _sources(lab: Lab) -> list[dict]:
     listed = lab.api("dashdock/api/sources")
     assert isinstance(listed, dict)
@@ -97,6 +148,21 @@ def test_a_bokeh_serve_app_added_by_url_opens_in_a_pane(
     page.context.close()
 
 
+def test_a_panel_serve_app_added_by_url_opens_in_a_pane(
+    browser: Browser, lab: Lab, panel_server: str
+) -> None:
+    source = lab.api("dashdock/api/sources", "POST", {"url": panel_server})
+    assert isinstance(source, dict) and source["flavour"] == "bokeh", source
+    page = open_lab(browser, lab, "panel-serve")
+    open_sidebar(page)
+    page.locator(".jp-dashdock-Source-name", has_text=source["name"]).click()
+    plot_item(page, "dashboard").click()
+    frame = _panel_frame(page, "dashboard")
+    assert wait_until(lambda: frame.evaluate(_SLIDER_VALUE, "Served")) == 4
+    lab.api(f"dashdock/api/sources/{source['id']}", "DELETE")
+    page.context.close()
+
+
 def _published(lab: Lab) -> list[dict]:
     return [s for s in _sources(lab) if s["kind"] == "kernel" and s.get("flavour") == "bokeh"]
 
@@ -105,7 +171,8 @@ def _run(page: Page, code: str) -> None:
     """Run code in the open notebook's kernel, as a cell would."""
     page.evaluate(
         """async code => {
-            const kernel = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
+            const notebook = [...window.jupyterapp.shell.widgets('main')].find(w => w.sessionContext);
+            const kernel = notebook.sessionContext.session.kernel;
             const reply = await kernel.requestExecute({code}).done;
             if (reply.content.status !== 'ok') throw new Error(JSON.stringify(reply.content));
         }""",
@@ -132,10 +199,17 @@ def test_a_figure_published_from_a_kernel_docks_updates_and_goes_with_the_kernel
     assert wait_until(lambda: frame.evaluate(_X_VALUES, "points")) == [0, 1]
 
     # The kernel changes its figure as Bokeh users do; the pane follows.
-    page.locator(".jp-NotebookPanel").click()
     _run(page, "source.stream({'x': [2, 3], 'y': [5, 2]})\nfig.title.text = 'Streamed'")
     wait_until(lambda: frame.evaluate(_X_VALUES, "points") == [0, 1, 2, 3], timeout=30)
     screenshot(page, "published-plot")
+
+    # A Panel object: Panel keeps the pane's widget in step with the kernel's.
+    plot_item(page, "Panel app").click()
+    panel_frame = _panel_frame(page, "Panel app")
+    assert wait_until(lambda: panel_frame.evaluate(_SLIDER_VALUE, "Workers")) == 3
+    _run(page, "slider.value = 7")
+    wait_until(lambda: panel_frame.evaluate(_SLIDER_VALUE, "Workers") == 7, timeout=30)
+    screenshot(page, "published-panel")
 
     # The plot goes with its kernel.
     kernels = lab.api("api/kernels")

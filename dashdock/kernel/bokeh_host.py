@@ -20,8 +20,6 @@ from tornado import web
 from tornado.httpserver import HTTPServer
 from tornado.ioloop import IOLoop
 
-logger = logging.getLogger("dashdock")
-
 START_TIMEOUT = 30.0
 
 
@@ -73,6 +71,19 @@ class Mirror:
             doc.add_next_tick_callback(lambda doc=doc: patch.apply_to_document(doc))
 
 
+class PanelView:
+    """A published Panel object: Panel builds each session's models and keeps them in step itself."""
+
+    def __init__(self, obj: Any) -> None:
+        self.obj = obj
+
+    def fill(self, doc: Any) -> None:
+        self.obj.server_doc(doc)
+
+    def close(self) -> None:
+        """Panel lets go of a session's models when the session ends."""
+
+
 class _Router(web.Application):
     """The index of published plots, then each plot's own Bokeh application, added as they come."""
 
@@ -117,13 +128,17 @@ class BokehHost:
     def start(self) -> None:
         if self._loop is not None:
             return
+        # The server thread's messages would land in whichever cell's output is current.
+        server_log = logging.getLogger("bokeh.server")
+        server_log.addHandler(logging.NullHandler())
+        server_log.propagate = False
         ready: Future[int] = Future()
         thread = threading.Thread(target=self._run, args=(ready,), name="dashdock-publish", daemon=True)
         thread.start()
         self.port = ready.result(START_TIMEOUT)
 
-    def add(self, path: str, name: str, mirror: Mirror) -> None:
-        self._call(lambda: self._add(path, name, mirror))
+    def add(self, path: str, name: str, view: Mirror | PanelView) -> None:
+        self._call(lambda: self._add(path, name, view))
 
     def remove(self, path: str) -> None:
         self._call(lambda: self._remove(path))
@@ -155,7 +170,7 @@ class BokehHost:
         self._loop.add_callback(run)
         done.result(START_TIMEOUT)
 
-    def _add(self, path: str, name: str, mirror: Mirror) -> None:
+    def _add(self, path: str, name: str, view: Mirror | PanelView) -> None:
         from bokeh.application import Application
         from bokeh.application.handlers.function import FunctionHandler
         from bokeh.server.tornado import BokehTornado
@@ -163,7 +178,7 @@ class BokehHost:
         self._remove(path)
         # The proxy relays the websocket with the dashboard's own host as its origin.
         app = BokehTornado(
-            {path: Application(FunctionHandler(mirror.fill))},
+            {path: Application(FunctionHandler(view.fill))},
             extra_websocket_origins=[f"127.0.0.1:{self.port}", f"localhost:{self.port}"],
             absolute_url="",
         )

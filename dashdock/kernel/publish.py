@@ -11,12 +11,13 @@ from __future__ import annotations
 import json
 import os
 import re
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .bokeh_host import BokehHost, Mirror
+from .bokeh_host import BokehHost, Mirror, PanelView
 from .files import write_atomically
 from .protocol import CLIENTS_DIR_VARIABLE, PUBLISHED_CLIENT_ID, record_name
 
@@ -24,7 +25,7 @@ MAX_PUBLISHED = 32
 MAX_NAME_CHARS = 100
 
 _host: BokehHost | None = None
-_published: dict[str, tuple[str, Mirror]] = {}  # path -> (name, mirror)
+_published: dict[str, tuple[str, Mirror | PanelView]] = {}  # path -> (name, mirror)
 
 
 @dataclass
@@ -40,38 +41,48 @@ class Published:
 
 
 def publish(obj: Any, name: str) -> Published:
-    """Show ``obj`` (a Bokeh model: figure, layout, widget box) as a plot named ``name``.
+    """Show ``obj`` (a Bokeh model: figure, layout, widget box; or a Panel object) as a plot ``name``.
 
-    Changes the kernel makes to it afterwards (``source.stream(...)``, new data, titles, glyphs)
-    show in every pane that displays it. Publishing again under the same name replaces the object
-    and keeps the open panes; at most 32 plots are published at once.
+    Changes the kernel makes to it afterwards (``source.stream(...)``, new data, titles, glyphs,
+    a Panel widget's value) show in every pane that displays it. Publishing again under the same
+    name replaces the object and keeps the open panes; at most 32 plots are published at once.
     """
-    from bokeh.model import Model
-
     if not isinstance(name, str) or not name.strip() or len(name) > MAX_NAME_CHARS:
         raise ValueError(f"A published plot needs a name of 1 to {MAX_NAME_CHARS} characters.")
+    view = _view_of(obj)
+    name = name.strip()
+    path = next((p for p, (n, _) in _published.items() if n == name), None) or _free_path(name)
+    if path not in _published and len(_published) >= MAX_PUBLISHED:
+        raise ValueError(f"{MAX_PUBLISHED} plots are published already; remove one first.")
+    if isinstance(view, Mirror):
+        view.document.title = name
+    host = _started_host()
+    old = _published.get(path)
+    host.add(path, name, view)
+    _published[path] = (name, view)
+    if old is not None:
+        old[1].close()
+    _write_record(host)
+    return Published(name, path, f"http://127.0.0.1:{host.port}{path}")
+
+
+def _view_of(obj: Any) -> Mirror | PanelView:
+    """How ``obj`` is served: a Bokeh model through a mirror of it, a Panel object by Panel."""
+    from bokeh.model import Model
+
+    panel = sys.modules.get("panel")  # whoever publishes a Panel object has imported Panel
+    if panel is not None and isinstance(obj, panel.viewable.Viewable):
+        return PanelView(obj)
     if not isinstance(obj, Model):
         raise TypeError(
-            f"dashdock.publish shows Bokeh models (a figure, a layout), not {type(obj).__name__}."
+            "dashdock.publish shows Bokeh models (a figure, a layout) and Panel objects, "
+            f"not {type(obj).__name__}."
         )
     if obj.document is not None:
         raise ValueError(
             "This Bokeh object is already shown elsewhere (it belongs to a document); publish a new one."
         )
-    name = name.strip()
-    path = next((p for p, (n, _) in _published.items() if n == name), None) or _free_path(name)
-    if path not in _published and len(_published) >= MAX_PUBLISHED:
-        raise ValueError(f"{MAX_PUBLISHED} plots are published already; remove one first.")
-    host = _started_host()
-    old = _published.get(path)
-    mirror = Mirror(obj)
-    mirror.document.title = name
-    host.add(path, name, mirror)
-    _published[path] = (name, mirror)
-    if old is not None:
-        old[1].close()
-    _write_record(host)
-    return Published(name, path, f"http://127.0.0.1:{host.port}{path}")
+    return Mirror(obj)
 
 
 def unpublish(name: str) -> bool:
