@@ -65,7 +65,15 @@ describe('groupLabel', () => {
   it('names every group the sidebar orders, through the translator', () => {
     assert.deepEqual(
       PLOT_GROUPS.map(group => groupLabel(group, trans)),
-      ['«Tasks»', '«Memory»', '«Workers and system»', '«GPU»', '«Other»']
+      [
+        '«Custom»',
+        '«Apps»',
+        '«Tasks»',
+        '«Memory»',
+        '«Workers and system»',
+        '«GPU»',
+        '«Other»'
+      ]
     );
     assert.equal(groupLabel('brand-new', trans), '«Other»');
   });

@@ -100,7 +100,7 @@ describe('PLOT_GROUPS', () => {
   it('is the sidebar order, with "other" last', () => {
     assert.deepEqual(
       [...PLOT_GROUPS],
-      ['tasks', 'memory', 'workers', 'gpu', 'other']
+      ['custom', 'apps', 'tasks', 'memory', 'workers', 'gpu', 'other']
     );
   });
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-GROUPS = ("tasks", "memory", "workers", "gpu", "other", "custom")
+# In the sidebar's order: a notebook's metrics, a Bokeh server's apps, then Dask's plots by kind.
+GROUPS = ("custom", "apps", "tasks", "memory", "workers", "gpu", "other")
 # Where a scheduler lists the metrics notebooks added (dashdock/kernel/metric_board.py).
 METRICS_LISTING = "/dashdock-metrics.json"
 MAX_CUSTOM_NAME = 100
