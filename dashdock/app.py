@@ -79,6 +79,15 @@ class DashdockApp(ExtensionApp):
             "Default: <jupyter data dir>/dashdock/sources.db."
         ),
     )
+    credentials_file = Unicode(
+        config=True,
+        help=(
+            "JSON file (mode 0600) where the credentials users give for dashboards behind authentication "
+            "are kept; they are added to every request to that dashboard's server and never sent to "
+            "the browser. '' keeps them only while the server runs. "
+            "Default: <jupyter data dir>/dashdock/credentials.json."
+        ),
+    )
     connect_timeout = Float(5.0, config=True, help="Seconds to wait for a dashboard connection (default 5).")
     read_timeout = Float(
         60.0, config=True, help="Seconds a proxied response may stall between two chunks (default 60)."
@@ -279,6 +288,10 @@ class DashdockApp(ExtensionApp):
     def _default_sources_file(self) -> str:
         return str(Path(jupyter_data_dir()) / "dashdock" / "sources.db")
 
+    @default("credentials_file")
+    def _default_credentials_file(self) -> str:
+        return str(Path(jupyter_data_dir()) / "dashdock" / "credentials.json")
+
     def initialize_settings(self) -> None:
         self.client = UpstreamClient(
             Timeouts(connect=self.connect_timeout, json=self.json_timeout),
@@ -287,7 +300,12 @@ class DashdockApp(ExtensionApp):
         self.allowlist = Allowlist(self.allowed_targets)
         store = Path(self.sources_file) if self.sources_file else None
         self.registry = SourceRegistry(
-            self.client, self.allowlist, store, self.log, checks_per_poll=self.health_checks_per_poll
+            self.client,
+            self.allowlist,
+            store,
+            self.log,
+            checks_per_poll=self.health_checks_per_poll,
+            credentials_file=Path(self.credentials_file) if self.credentials_file else None,
         )
         self.panes = PaneRegistry()
         factory = configured_factory(

@@ -40,6 +40,10 @@ class NotADashboard(DashdockError):
     """The address answers, but not as a Dask dashboard."""
 
 
+class NeedsCredentials(NotADashboard):
+    """The dashboard answers 401 or 403: it wants a token, header or cookie dashdock does not have."""
+
+
 class Unavailable(DashdockError):
     """Something dashdock relies on (a dashboard, a cluster process) failed or is unreachable."""
 

@@ -20,6 +20,7 @@ from dashdock.errors import (
     DashdockError,
     Failed,
     Invalid,
+    NeedsCredentials,
     NotADashboard,
     NotAllowed,
     NotFound,
@@ -56,7 +57,9 @@ def status_of(error: DashdockError) -> int:
 
 
 def as_http_error(error: DashdockError) -> web.HTTPError:
-    return web.HTTPError(status_of(error), error.reason.replace("%", "%%"))
+    # A reason the Lab acts on: it asks for the credentials (sources/credentials.py).
+    reason = "needs-credentials" if isinstance(error, NeedsCredentials) else None
+    return web.HTTPError(status_of(error), error.reason.replace("%", "%%"), reason=reason)
 
 
 class DomainErrors(web.RequestHandler):

@@ -16,11 +16,22 @@ from __future__ import annotations
 import asyncio
 import json
 from dataclasses import dataclass
+from typing import Protocol
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import aiohttp
 
 from dashdock.errors import TimedOut, Unavailable
 from dashdock.targets import Target
+
+
+class Credential(Protocol):
+    """What a dashboard server asks of every request (``dashdock.sources.credentials``)."""
+
+    kind: str  # "header", "query" or "cookie"
+    name: str
+    value: str
+
 
 # The largest document a probe reads: Dask's plot list is ~2 KB, a worker table of 1,000 workers
 # ~0.5 MB. Past this the answer is refused, not truncated (a cut document would mislead).
@@ -66,6 +77,23 @@ class UpstreamClient:
         self._probe_turns = asyncio.Semaphore(max_probes)
         self._session: aiohttp.ClientSession | None = None
         self._probe_session: aiohttp.ClientSession | None = None
+        # Origin (scheme://host:port) -> what every request to it carries (sources/credentials.py).
+        self.credentials: dict[str, Credential] = {}
+
+    def with_credentials(self, url: str, headers: dict[str, str]) -> tuple[str, dict[str, str]]:
+        """``url`` and ``headers`` with the credential of the server ``url`` points to, if it has one."""
+        parts = urlsplit(url)
+        credential = self.credentials.get(f"{parts.scheme}://{parts.netloc}")
+        if credential is None:
+            return url, headers
+        if credential.kind == "header":
+            return url, {**headers, credential.name: credential.value}
+        if credential.kind == "cookie":
+            return url, {**headers, "Cookie": f"{credential.name}={credential.value}"}
+        pairs = parse_qsl(parts.query, keep_blank_values=True)
+        pairs = [pair for pair in pairs if pair[0] != credential.name]
+        query = urlencode([*pairs, (credential.name, credential.value)])
+        return urlunsplit(parts._replace(query=query)), headers
 
     @property
     def session(self) -> aiohttp.ClientSession:
@@ -108,9 +136,10 @@ class UpstreamClient:
 
     async def _get_text(self, url: str) -> str:
         timeout = aiohttp.ClientTimeout(total=self.timeouts.json, sock_connect=self.timeouts.connect)
+        url, headers = self.with_credentials(url, {"Accept-Encoding": "identity"})
         try:
             async with self._probes.get(
-                url, allow_redirects=False, timeout=timeout, headers={"Accept-Encoding": "identity"}
+                url, allow_redirects=False, timeout=timeout, headers=headers
             ) as response:
                 if response.status != 200:
                     raise UpstreamError(

@@ -6,7 +6,13 @@ import { Token } from '@lumino/coreutils';
 import { ISignal } from '@lumino/signaling';
 import type { Widget } from '@lumino/widgets';
 
-import type { ICluster, IClusterLimits, IPlot, ISource } from './api/types';
+import type {
+  ICluster,
+  IClusterLimits,
+  ICredentials,
+  IPlot,
+  ISource
+} from './api/types';
 
 export type {
   ICluster,
@@ -81,7 +87,8 @@ export interface ISourcesModel {
   refresh(): Promise<void>;
   /** Set how often sources are checked while all are up, and while one is down (seconds). */
   configure(intervals: { checkInterval: number; retryInterval: number }): void;
-  add(url: string, name?: string): Promise<ISource>;
+  /** Add a dashboard by URL; with `credentials` when it is behind authentication. */
+  add(url: string, name?: string, credentials?: ICredentials): Promise<ISource>;
   /** Remove a user-added source, usable or disabled. */
   remove(id: string): Promise<void>;
   /** Stop showing a warning in this Lab. */

@@ -111,9 +111,13 @@ class RelayHandler(DomainErrors, JupyterHandler):
         url = url_path_join(self.base_url, "dashdock/view", segment, capability) + "/" + below
         return url + (f"?{query}" if query else "")
 
-    def _upstream_url(self) -> URL:
+    def _upstream(self) -> tuple[URL, dict[str, str]]:
+        """Where the request goes and the headers it takes, with the credentials of the dashboard's
+        server when the user gave some (sources/credentials.py): added here, never seen by the page."""
         query = upstream_query(self.request.query)
-        return URL(self._route.upstream_url + (f"?{query}" if query else ""), encoded=True)
+        url = self._route.upstream_url + (f"?{query}" if query else "")
+        url, headers = self._client.with_credentials(url, upstream_request_headers(self.request.headers))
+        return URL(url, encoded=True), headers
 
     # -- HTTP ------------------------------------------------------------------------------
 
@@ -151,11 +155,12 @@ class RelayHandler(DomainErrors, JupyterHandler):
         )
         method = self.request.method or "GET"
         body = self.request.body if method in _BODY_METHODS else None
+        url, headers = self._upstream()
         try:
             async with self._client.session.request(
                 method,
-                self._upstream_url(),
-                headers=upstream_request_headers(self.request.headers),
+                url,
+                headers=headers,
                 data=body,
                 allow_redirects=False,
                 timeout=timeout,
@@ -248,11 +253,12 @@ class RelayHandler(DomainErrors, JupyterHandler):
             self.finish()
             return
         pane_id = self.get_query_argument(PANE_QUERY_KEY, "")
+        url, headers = self._upstream()
         request = RelayRequest(
             target=self._route.target,
-            request_target=self._upstream_url().raw_path_qs,
+            request_target=url.raw_path_qs,
             subprotocols=protocols,
-            headers=upstream_request_headers(self.request.headers),
+            headers=headers,
             pane_id=pane_id if is_pane_id(pane_id) else None,
             source_id=self._route.source_id,
         )

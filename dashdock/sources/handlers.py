@@ -7,6 +7,7 @@ from tornado import web
 
 from dashdock.errors import Invalid
 from dashdock.http import DEFAULT_MAX_BODY, SOURCE_ID_ARG, ApiHandler
+from dashdock.sources.credentials import parse_credential
 from dashdock.sources.listing import listing
 from dashdock.sources.registry import SourceRegistry
 from dashdock.sources.workers import WORKER_PAGES
@@ -42,7 +43,9 @@ class SourcesHandler(_SourcesAPIHandler):
             raise Invalid("'url' must be a string, such as http://127.0.0.1:8787.")
         if name is not None and not (isinstance(name, str) and len(name) <= 200 and is_text(name)):
             raise Invalid("'name' must be text of at most 200 characters.")
-        source, created = await self.registry.add_url(url, name or None)
+        given = body.get("credentials")
+        credential = None if given is None else parse_credential(given)
+        source, created = await self.registry.add_url(url, name or None, credential)
         self.finish_json(source.to_json(), 201 if created else 200)
 
 
@@ -59,11 +62,19 @@ class SourceHandler(_SourcesAPIHandler):
     @web.authenticated
     @authorized
     async def patch(self, source_id: str) -> None:
-        """``{"alerts": false}`` mutes a source's alerts (they are still recorded), ``true`` undoes it."""
+        """``{"alerts": false}`` mutes a source's alerts (they are still recorded), ``true`` undoes it;
+        ``{"credentials": {"kind", "name", "value"}}`` gives its server's credentials, ``null`` forgets
+        them."""
         body = self.read_json_body()
+        if set(body) == {"credentials"}:
+            given = body["credentials"]
+            credential = None if given is None else parse_credential(given)
+            source = await self.registry.set_credentials(source_id, credential)
+            self.finish_json(source.to_json())
+            return
         alerts = body.get("alerts")
         if set(body) != {"alerts"} or not isinstance(alerts, bool):
-            raise Invalid('The body must be {"alerts": true} or {"alerts": false}.')
+            raise Invalid('The body must be {"alerts": true|false} or {"credentials": {...} | null}.')
         source = await self.registry.set_alerts(source_id, alerts)
         self.finish_json(source.to_json())
 

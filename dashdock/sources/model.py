@@ -28,7 +28,7 @@ class Health:
         return {"status": self.status, "message": self.message, "checked": self.checked}
 
 
-_VISIBLE_FIELDS = frozenset({"name", "kind", "dashboard", "lost", "warning", "alerts"})
+_VISIBLE_FIELDS = frozenset({"name", "kind", "dashboard", "lost", "warning", "alerts", "credentials"})
 
 
 @dataclass
@@ -43,6 +43,7 @@ class Source:
     lost: int = 0  # how often an open plot lost its dashboard connection (a restart, a crash)
     warning: str = ""  # for people: the last change to this source could not be saved
     alerts: bool = True  # whether its alerts notify (muted from the sidebar: still recorded)
+    credentials: dict[str, str] | None = None  # {"kind", "name"} when the server keeps some for it
     flavour: str = "dask"  # "dask" (a scheduler's dashboard) or "bokeh" (any Bokeh server: bokeh_apps.py)
     version: int = field(default=0, init=False, compare=False)  # of its last visible change (listing.py)
 
@@ -78,6 +79,8 @@ class Source:
             "lost": self.lost,
             "alerts": self.alerts,
             "flavour": self.flavour,
+            # Whether the server holds credentials for it, and of which kind: never their value.
+            "credentials": self.credentials,
         }
         if self.warning:
             described["warning"] = self.warning

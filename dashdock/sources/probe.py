@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from dashdock.errors import NotADashboard, Unavailable
+from dashdock.errors import NeedsCredentials, NotADashboard, Unavailable
 from dashdock.sources.catalog import parse_catalog
 from dashdock.targets import DashboardURL
 from dashdock.upstream import UnreadableDocument, UpstreamClient, UpstreamError
 
 # How deep a typed URL may sit below the dashboard root (``/proxy/8787/status`` is 3).
 _MAX_ROOT_SEARCH = 6
+# Statuses of a dashboard that wants credentials.
+LOCKED = (401, 403)
 
 
 async def find_root(client: UpstreamClient, typed: DashboardURL) -> DashboardURL:
@@ -24,10 +26,21 @@ async def find_root(client: UpstreamClient, typed: DashboardURL) -> DashboardURL
         except UpstreamError as exc:
             if exc.unreachable:
                 raise Unavailable(f"Could not reach {typed.target.netloc}: {exc.reason}") from exc
+            if exc.status in LOCKED:
+                given = typed.target.origin in client.credentials
+                raise needs_credentials(typed.target.netloc, exc.status, given) from exc
             continue
         if isinstance(document, dict) and parse_catalog(document):
             return root
     raise NotADashboard(f"{typed.target.netloc} answers, but not as a Dask dashboard (it lists no plots).")
+
+
+def needs_credentials(netloc: str, status: int | None, given: bool) -> NeedsCredentials:
+    if given:
+        return NeedsCredentials(f"{netloc} refused the credentials given (HTTP {status}): check them.")
+    return NeedsCredentials(
+        f"{netloc} asks for credentials (HTTP {status}): give its token, header or cookie with the URL."
+    )
 
 
 def root_candidates(path: str) -> list[str]:

@@ -12,12 +12,21 @@ import logging
 import time
 from pathlib import Path
 
-from dashdock.errors import Conflict, Invalid, NotADashboard, NotFound, Unavailable, host_not_allowed
+from dashdock.errors import (
+    Conflict,
+    Invalid,
+    NeedsCredentials,
+    NotADashboard,
+    NotFound,
+    Unavailable,
+    host_not_allowed,
+)
 from dashdock.sources.bokeh_apps import bokeh_alive, bokeh_apps, find_bokeh_root
 from dashdock.sources.catalog import METRICS_LISTING, Plot, parse_catalog, parse_custom
+from dashdock.sources.credentials import Credential, CredentialStore
 from dashdock.sources.health import HealthRounds
 from dashdock.sources.model import DisabledSource, Health, Source, source_id_for
-from dashdock.sources.probe import find_root
+from dashdock.sources.probe import LOCKED, find_root
 from dashdock.sources.saved import SavedSources, restore
 from dashdock.sources.workers import Worker, judge, parse_worker_table
 from dashdock.targets import Allowlist, DashboardURL, Target, TargetError, parse_dashboard_url
@@ -34,10 +43,12 @@ class SourceRegistry:
         store: Path | None,
         log: logging.Logger,
         checks_per_poll: int = 64,
+        credentials_file: Path | None = None,
     ) -> None:
         self._client = client
         self._allowlist = allowlist
         self._saved = SavedSources(store, log)
+        self._credentials = CredentialStore(credentials_file, log)
         self._log = log
         self._sources: dict[str, Source] = {}
         self._disabled: dict[str, DisabledSource] = {}
@@ -71,16 +82,65 @@ class SourceRegistry:
     def knows_target(self, target: Target) -> bool:
         return any(source.target == target for source in self._sources.values())
 
-    async def add_url(self, text: str, name: str | None = None) -> tuple[Source, bool]:
-        """Find the dashboard a typed URL belongs to and register it; returns (source, created)."""
+    async def add_url(
+        self, text: str, name: str | None = None, credential: Credential | None = None
+    ) -> tuple[Source, bool]:
+        """Find the dashboard a typed URL belongs to and register it; returns (source, created).
+
+        With a ``credential``, the server is asked with it, and it is kept for that server when the
+        dashboard is found; without, one kept from before is used."""
         try:
             typed = parse_dashboard_url(text)
         except TargetError as exc:
             raise Invalid(str(exc)) from exc
         if not self._allowlist.allows(typed.target):
             raise host_not_allowed(typed.target.netloc)
+        origin = typed.target.origin
+        previous = self._client.credentials.get(origin)
+        if credential is not None:
+            self._client.credentials[origin] = credential
+        try:
+            source, created = await self._add_root(typed, name)
+        except BaseException:
+            self._restore_credential(origin, previous)
+            raise
+        if credential is not None and credential != previous:
+            problem = await self._credentials.write(self._client.credentials)
+            source.warning = problem and f"The credentials of {source.name} were not saved: {problem}."
+        self._describe_credentials(origin)
+        return source, created
+
+    async def set_credentials(self, source_id: str, credential: Credential | None) -> Source:
+        """Give (or, with None, forget) the credentials of a source's server; checked at once."""
+        source = self.get(source_id)
+        origin = source.target.origin
+        if credential is None:
+            self._client.credentials.pop(origin, None)
+        else:
+            self._client.credentials[origin] = credential
+        problem = await self._credentials.write(self._client.credentials)
+        source.warning = problem and f"The credentials of {source.name} were not saved: {problem}."
+        self._describe_credentials(origin)
+        source.lost += 1  # open panes reload with them
+        return await self.check_health(source_id)
+
+    def _restore_credential(self, origin: str, previous: Credential | None) -> None:
+        if previous is None:
+            self._client.credentials.pop(origin, None)
+        else:
+            self._client.credentials[origin] = previous
+
+    def _describe_credentials(self, origin: str) -> None:
+        credential = self._client.credentials.get(origin)
+        for source in self._sources.values():
+            if source.target.origin == origin:
+                source.credentials = credential.describe() if credential is not None else None
+
+    async def _add_root(self, typed: DashboardURL, name: str | None) -> tuple[Source, bool]:
         try:
             root, flavour = await find_root(self._client, typed), "dask"
+        except NeedsCredentials:
+            raise
         except NotADashboard as not_dask:
             bokeh_root = await find_bokeh_root(self._client, typed)
             if bokeh_root is None:
@@ -174,7 +234,11 @@ class SourceRegistry:
             plots = parse_catalog(dask_plots) + metrics
         except (UpstreamError, ValueError) as exc:
             reason = exc.reason if isinstance(exc, UpstreamError) else "It did not list its plots."
-            self._mark(source, "down", reason)
+            if isinstance(exc, UpstreamError):
+                self._mark_failed(source, exc)
+                reason = source.health.message
+            else:
+                self._mark(source, "down", reason)
             raise Unavailable(f"The dashboard of {source.name} is not available: {reason}") from exc
         self._mark(source, "up", "")
         return plots
@@ -223,7 +287,7 @@ class SourceRegistry:
             else:
                 await self._client.get_text(source.dashboard.url + "/health")
         except UpstreamError as exc:
-            self._mark(source, "down", exc.reason)
+            self._mark_failed(source, exc)
         else:
             self._mark(source, "up", "")
         return source
@@ -246,18 +310,32 @@ class SourceRegistry:
             source.lost += 1
             self._mark(source, "down", "The connection to the dashboard was lost.")
 
+    def _mark_failed(self, source: Source, exc: UpstreamError) -> None:
+        if exc.status in LOCKED:
+            held = (
+                "The credentials dashdock holds were refused"
+                if source.credentials
+                else "It asks for credentials"
+            )
+            self._mark(source, "down", f"{held} (HTTP {exc.status}).")
+        else:
+            self._mark(source, "down", exc.reason)
+
     def _mark(self, source: Source, status: str, message: str) -> None:
         source.health = Health(status, message, time.time())
 
     async def load(self) -> None:
-        """Read the saved user-added sources. An entry that cannot be used now is kept, listed as
-        disabled with the reason (saved.py)."""
+        """Read the saved user-added sources and the kept credentials. An entry that cannot be used
+        now is kept, listed as disabled with the reason (saved.py)."""
+        self._client.credentials.update(await self._credentials.read())
         for row in await self._saved.read():
             restored = restore(row, self._allowlist)
             if isinstance(restored, Source):
                 self._sources[row.id] = restored
             else:
                 self._disabled[row.id] = restored
+        for origin in self._client.credentials:
+            self._describe_credentials(origin)
         if self._disabled:
             self._log.warning(
                 "dashdock: %d saved sources are disabled (listed in the sidebar with the reason)",

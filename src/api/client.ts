@@ -10,6 +10,7 @@ import {
   IAlertSettings,
   ICluster,
   IClusterListing,
+  ICredentials,
   IHistoryRun,
   IHistoryRunDetail,
   IHistoryWindow,
@@ -28,7 +29,9 @@ import { joinProxyURL } from './urls';
 export class APIError extends Error {
   constructor(
     message: string,
-    readonly status: number
+    readonly status: number,
+    /** What the server says the Lab can do about it ('needs-credentials'), when it says. */
+    readonly reason: string = ''
   ) {
     super(message);
   }
@@ -59,7 +62,11 @@ export async function requestAPI<T>(
     }
   }
   if (!response.ok) {
-    throw new APIError(data?.message || response.statusText, response.status);
+    throw new APIError(
+      data?.message || response.statusText,
+      response.status,
+      typeof data?.reason === 'string' ? data.reason : ''
+    );
   }
   return data as T;
 }
@@ -81,10 +88,31 @@ export function listSources(
   );
 }
 
-export function addSource(url: string, name?: string): Promise<ISource> {
+export function addSource(
+  url: string,
+  name?: string,
+  credentials?: ICredentials
+): Promise<ISource> {
   return requestAPI<ISource>('sources', {
     method: 'POST',
-    body: JSON.stringify(name ? { url, name } : { url })
+    body: JSON.stringify({
+      url,
+      ...(name ? { name } : {}),
+      ...(credentials ? { credentials } : {})
+    })
+  });
+}
+
+/**
+ * Give the credentials of a source's server (null forgets them); kept by the server, never sent back.
+ */
+export function setSourceCredentials(
+  id: string,
+  credentials: ICredentials | null
+): Promise<ISource> {
+  return requestAPI<ISource>(`sources/${encodeURIComponent(id)}`, {
+    method: 'PATCH',
+    body: JSON.stringify({ credentials })
   });
 }
 

@@ -34,6 +34,18 @@ export interface ISource {
   alerts?: boolean;
   /** A Dask dashboard, or a Bokeh server whose plots are its apps. Missing on disabled sources. */
   flavour?: 'dask' | 'bokeh';
+  /** The kind and name of the credentials the server holds for it (never their value), or null. */
+  credentials?: { kind: ICredentials['kind']; name: string } | null;
+}
+
+/**
+ * What a dashboard behind authentication wants with every request: sent once to the server, which
+ * keeps it and adds it upstream.
+ */
+export interface ICredentials {
+  kind: 'header' | 'query' | 'cookie';
+  name: string;
+  value: string;
 }
 
 /**

@@ -10,7 +10,7 @@ import { Poll } from '@lumino/polling';
 import { ISignal, Signal } from '@lumino/signaling';
 
 import { addSource, listPlots, listSources, removeSource } from '../api/client';
-import { IPlot, ISource, ISourceListing } from '../api/types';
+import { ICredentials, IPlot, ISource, ISourceListing } from '../api/types';
 import { ISourcesModel } from '../tokens';
 
 /**
@@ -77,8 +77,12 @@ export class SourcesModel implements ISourcesModel, IDisposable {
     this._updateUnlessEdited(listing, edits);
   }
 
-  async add(url: string, name?: string): Promise<ISource> {
-    const source = await addSource(url, name);
+  async add(
+    url: string,
+    name?: string,
+    credentials?: ICredentials
+  ): Promise<ISource> {
+    const source = await addSource(url, name, credentials);
     this._edits++;
     const others = this._sources.filter(s => s.id !== source.id);
     this._selectedId = source.id;

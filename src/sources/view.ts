@@ -7,11 +7,13 @@ import { TranslationBundle } from '@jupyterlab/translation';
 import { Message } from '@lumino/messaging';
 import { Widget } from '@lumino/widgets';
 
+import { APIError } from '../api/client';
 import { ISource } from '../api/types';
 import { DASHBOARD_URL_EXAMPLE } from '../api/urls';
 import { ISourcesModel } from '../tokens';
 import { element, KeyedParts } from '../ui/dom';
 import { RovingFocus } from '../ui/roving';
+import { askCredentials } from './credentials';
 
 const SECTION_CLASS = 'jp-dashdock-Sources';
 const SOURCE_CLASS = 'jp-dashdock-Source';
@@ -146,6 +148,11 @@ export class SourcesSection extends Widget {
     this.addClass(BUSY_CLASS);
     this._model
       .add(url)
+      .catch(error =>
+        error instanceof APIError && error.reason === 'needs-credentials'
+          ? this._addWithCredentials(url, error.message)
+          : Promise.reject(error)
+      )
       .then(() => {
         this._url.value = '';
         this._error.textContent = '';
@@ -153,6 +160,29 @@ export class SourcesSection extends Widget {
       // Keep what was typed so the user can correct it.
       .catch(error => this._showError(error))
       .finally(() => this.removeClass(BUSY_CLASS));
+  }
+
+  /** The dashboard asks for credentials: ask the user, then add it with them. */
+  private async _addWithCredentials(url: string, why: string): Promise<void> {
+    const host = url.replace(/^[a-z]+:\/\//i, '').split('/')[0];
+    for (;;) {
+      const credentials = await askCredentials(host, why, this._trans);
+      if (!credentials) {
+        throw new APIError(why, 422);
+      }
+      try {
+        await this._model.add(url, undefined, credentials);
+        return;
+      } catch (error) {
+        if (
+          !(error instanceof APIError) ||
+          error.reason !== 'needs-credentials'
+        ) {
+          throw error;
+        }
+        why = error.message; // refused: ask again, saying so
+      }
+    }
   }
 
   private _evtClick(event: MouseEvent): void {

@@ -1,0 +1,112 @@
+"""Credentials of dashboards behind authentication: a token in a header, a query parameter or a cookie.
+
+The server keeps them for the user, by dashboard server (scheme, host and port), in a file only the
+user can read (mode 0600), and adds them to every request it sends that server: probes, health
+checks, proxied pages and websockets. They never go to the browser: the sources list says only
+that a source has credentials and of which kind, and a credential's ``repr`` hides its value, so a
+log line cannot show it either.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from dashdock.errors import Invalid
+from dashdock.kernel.files import write_atomically
+
+KINDS = ("header", "query", "cookie")
+MAX_VALUE_CHARS = 4096
+_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+_VALUE = re.compile(r"^[\x21-\x7e][\x20-\x7e]*$")  # printable ASCII: no line breaks to smuggle headers
+# Headers the proxy itself decides; a credential must not replace them.
+_RESERVED_HEADERS = frozenset(
+    {"host", "connection", "upgrade", "content-length", "transfer-encoding", "origin", "cookie"}
+    | {"sec-websocket-key", "sec-websocket-version", "sec-websocket-protocol", "sec-websocket-extensions"}
+)
+
+
+@dataclass(frozen=True)
+class Credential:
+    kind: str  # "header", "query" or "cookie"
+    name: str  # the header, query parameter or cookie it goes in
+    value: str = field(repr=False)
+
+    def describe(self) -> dict[str, str]:
+        """What the browser may know: never the value."""
+        return {"kind": self.kind, "name": self.name}
+
+    def to_json(self) -> dict[str, str]:
+        return {"kind": self.kind, "name": self.name, "value": self.value}
+
+
+def parse_credential(document: object) -> Credential:
+    """A credential from a request body; ``Invalid`` says what is wrong without echoing the value."""
+    if not isinstance(document, dict):
+        raise Invalid('\'credentials\' must be an object: {"kind", "name", "value"}.')
+    kind, name, value = document.get("kind"), document.get("name"), document.get("value")
+    if kind not in KINDS:
+        raise Invalid("The credential's kind must be 'header', 'query' or 'cookie'.")
+    if not isinstance(name, str) or not _NAME.match(name):
+        raise Invalid("The credential's name must be 1 to 64 letters, digits, '_', '.' or '-'.")
+    if kind == "header" and name.lower() in _RESERVED_HEADERS:
+        raise Invalid(f"dashdock sets the {name} header itself; give the credential in another one.")
+    if not isinstance(value, str) or len(value) > MAX_VALUE_CHARS or not _VALUE.match(value):
+        raise Invalid(
+            f"The credential's value must be printable text of 1 to {MAX_VALUE_CHARS} characters, "
+            "on one line."
+        )
+    return Credential(kind, name, value)
+
+
+class CredentialStore:
+    """The credentials file: ``{origin: credential}``, written whole, atomically, mode 0600."""
+
+    def __init__(self, path: Path | None, log: logging.Logger) -> None:
+        self._path = path
+        self._log = log
+        self._lock = asyncio.Lock()
+
+    async def read(self) -> dict[str, Credential]:
+        if self._path is None:
+            return {}
+        return await asyncio.to_thread(self._read)
+
+    async def write(self, credentials: dict[str, Credential]) -> str:
+        """Save them all; returns a problem for people, or ""."""
+        if self._path is None:
+            return "no credentials file is configured"
+        body = json.dumps({origin: credential.to_json() for origin, credential in credentials.items()})
+        async with self._lock:
+            try:
+                await asyncio.to_thread(self._write, body.encode())
+            except OSError as exc:
+                self._log.warning("dashdock: could not save the credentials file: %s", exc.strerror)
+                return f"the credentials file could not be written ({exc.strerror})"
+        return ""
+
+    def _write(self, body: bytes) -> None:
+        assert self._path is not None
+        self._path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        write_atomically(self._path, body, mode=0o600)
+
+    def _read(self) -> dict[str, Credential]:
+        assert self._path is not None
+        try:
+            document = json.loads(self._path.read_text())
+        except FileNotFoundError:
+            return {}
+        except (OSError, ValueError) as exc:
+            self._log.warning("dashdock: the credentials file is not readable (%s); none are used", exc)
+            return {}
+        found: dict[str, Credential] = {}
+        for origin, entry in document.items() if isinstance(document, dict) else ():
+            try:
+                found[origin] = parse_credential(entry)
+            except Invalid:
+                self._log.warning("dashdock: a damaged entry of the credentials file is left out")
+        return found
