@@ -192,19 +192,20 @@ class RelayHandler(DomainErrors, JupyterHandler):
         return None
 
     async def _relay_page(self, response: aiohttp.ClientResponse, tag: bytes) -> None:
-        """An HTML page with ``tag`` put into its head, streamed as the dashboard sends it.
+        """An HTML page with ``tag`` put into its first chunk, streamed as the dashboard sends it.
 
-        The head is gathered first (up to ``MAX_HEAD_BYTES``, then it goes as it is), so that what
-        ``_rewrite_head`` changes is never split between chunks.
+        A page whose head ``_rewrite_head`` changes has its head gathered first (up to
+        ``MAX_HEAD_BYTES``, then it goes as it is), so that a link is never split between chunks.
         """
         self.clear_header("Content-Length")  # the page grows by the tag
         head: bytearray | None = bytearray()
+        gather = self._rewrites_head()
         async for chunk in response.content.iter_any():
             if head is None:
                 self.write(chunk)
             else:
                 head += chunk
-                if b"</head>" not in head.lower() and len(head) < MAX_HEAD_BYTES:
+                if gather and b"</head>" not in head.lower() and len(head) < MAX_HEAD_BYTES:
                     continue
                 self.write(with_script(self._rewrite_head(bytes(head)), tag))
                 head = None
@@ -212,8 +213,12 @@ class RelayHandler(DomainErrors, JupyterHandler):
         if head is not None:  # a short page, or an empty one: it still gets the script
             self.write(with_script(self._rewrite_head(bytes(head)), tag))
 
+    def _rewrites_head(self) -> bool:
+        """Whether ``_rewrite_head`` changes this route's pages (view_handler.py); most it does not."""
+        return False
+
     def _rewrite_head(self, head: bytes) -> bytes:
-        """What a page's head needs changed to work through the proxy (view_handler.py)."""
+        """What a page's head needs changed to work through the proxy."""
         return head
 
     def _start_response(self, response: aiohttp.ClientResponse) -> None:

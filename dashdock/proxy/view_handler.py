@@ -101,12 +101,15 @@ class ViewHandler(RelayHandler):
             return None
         return script_tag(self._route.proxy_prefix)
 
+    def _rewrites_head(self) -> bool:
+        # A Bokeh server's pages link BokehJS root-absolutely; Dask's link it relatively.
+        source = self._registry.find(self._route.source_id) if self._route.source_id else None
+        return source is not None and source.flavour == "bokeh"
+
     def _rewrite_head(self, head: bytes) -> bytes:
-        route = self._route
-        source = self._registry.find(route.source_id) if route.source_id else None
-        if source is not None and source.flavour == "bokeh":
-            return with_proxied_static(head, route.upstream_root, route.proxy_prefix)
-        return head
+        if not self._rewrites_head():
+            return head
+        return with_proxied_static(head, self._route.upstream_root, self._route.proxy_prefix)
 
     @allow_unauthenticated
     async def head(self, *args: Any) -> None:
