@@ -55,12 +55,14 @@ class ViewHandler(RelayHandler):
                 raise NotAllowed("This view link has expired; open the plot again from JupyterLab.")
             raise NotAllowed("This is not a valid view link; open the plot from JupyterLab.")
         # A signed-in browser sends its login cookie along: it must be the session the link was
-        # minted for. (A request with Jupyter's token has the user's rights anyway.)
+        # minted for. (A request with Jupyter's token has the user's rights anyway.) A request that
+        # names credentials which are not this user's (another hub user's token) is refused too:
+        # pages never send any (they run in an opaque origin).
         if (
             user is not None
             and not self.token_authenticated
             and self._capabilities.user_tag(user.username) != check.user_tag
-        ):
+        ) or (user is None and "Authorization" in self.request.headers):
             raise NotAllowed("This view link belongs to another user.")
         if self.request.method not in ("GET", "HEAD") and not self.check_origin():
             raise NotAllowed("A request from another site is refused.")

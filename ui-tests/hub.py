@@ -1,0 +1,99 @@
+"""A real JupyterHub for the browser tests: configurable-http-proxy from npm, a local spawner, a
+dummy authenticator, two users, all on loopback. Each user's server is a real JupyterLab with
+dashdock, under ``/user/<name>/``."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+from conftest import ROOT, _terminate, _wait_for_http, free_port
+
+PASSWORD = "hub-test-password"
+ADMIN_TOKEN = "hub-test-admin-token-0d9c"
+USERS = ("alice", "bob")
+
+_CONFIG = """
+import sys
+c = get_config()  # noqa: F821
+c.JupyterHub.bind_url = "http://127.0.0.1:{port}"
+c.JupyterHub.hub_bind_url = "http://127.0.0.1:{hub_port}"
+c.ConfigurableHTTPProxy.api_url = "http://127.0.0.1:{api_port}"
+c.ConfigurableHTTPProxy.command = [{proxy!r}]
+c.JupyterHub.db_url = "sqlite:///{tmp}/hub.sqlite"
+c.JupyterHub.cookie_secret_file = "{tmp}/cookie_secret"
+c.JupyterHub.authenticator_class = "dummy"
+c.DummyAuthenticator.password = {password!r}
+c.Authenticator.allowed_users = set({users!r})
+c.JupyterHub.spawner_class = "simple"
+c.SimpleLocalProcessSpawner.home_dir_template = "{tmp}/home/{{username}}"
+c.Spawner.cmd = [sys.executable, "-m", "jupyterhub.singleuser"]
+c.Spawner.default_url = "/lab"
+c.Spawner.start_timeout = 180
+c.Spawner.http_timeout = 180
+c.Spawner.args = ["--allow-root", "--LabApp.expose_app_in_browser=True"]
+c.Spawner.environment = {{
+    "JUPYTER_DATA_DIR": lambda spawner: "{tmp}/home/" + spawner.user.name + "/data",
+    "JUPYTER_CONFIG_DIR": lambda spawner: "{tmp}/home/" + spawner.user.name + "/config",
+}}
+c.JupyterHub.services = [{{"name": "tests", "api_token": {admin_token!r}}}]
+c.JupyterHub.load_roles = [{{"name": "tests", "scopes": ["admin:users", "tokens"], "services": ["tests"]}}]
+"""
+
+
+@dataclass
+class Hub:
+    url: str  # http://127.0.0.1:PORT/
+    process: subprocess.Popen[bytes]
+    log: Path
+
+    def token_for(self, user: str) -> str:
+        """A new API token of ``user``, made by the hub."""
+        request = urllib.request.Request(
+            f"{self.url}hub/api/users/{user}/tokens",
+            method="POST",
+            data=json.dumps({"note": "tests"}).encode(),
+            headers={"Authorization": f"token {ADMIN_TOKEN}"},
+        )
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return json.loads(response.read())["token"]
+
+
+def start_hub(tmp: Path) -> Hub:
+    proxy = ROOT / "node_modules" / ".bin" / "configurable-http-proxy"
+    assert proxy.exists(), "configurable-http-proxy comes from npm with `jlpm install` (make build)"
+    port = free_port()
+    config = tmp / "jupyterhub_config.py"
+    config.write_text(
+        _CONFIG.format(
+            port=port,
+            hub_port=free_port(),
+            api_port=free_port(),
+            proxy=str(proxy),
+            tmp=tmp,
+            password=PASSWORD,
+            users=USERS,
+            admin_token=ADMIN_TOKEN,
+        )
+    )
+    for user in USERS:
+        (tmp / "home" / user).mkdir(parents=True)
+    log = tmp / "hub.log"
+    with log.open("wb") as out:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "jupyterhub", "-f", str(config)],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            cwd=tmp,
+        )
+    url = f"http://127.0.0.1:{port}/"
+    _wait_for_http(url + "hub/api/", timeout=120)
+    return Hub(url, process, log)
+
+
+def stop_hub(hub: Hub) -> None:
+    _terminate(hub.process)

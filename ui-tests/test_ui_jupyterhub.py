@@ -1,0 +1,71 @@
+"""dashdock behind a real JupyterHub: two users, each a Lab under /user/<name>/ through
+configurable-http-proxy. Panes work through the hub's proxy; neither user reaches the other's
+dashdock API, proxy links or panes with their own cookie or token."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from conftest import DaskCluster, screenshot, wait_for_lab
+from helpers import add_source, open_sidebar, pane, pane_frame, plot_item, wait_for_bokeh_plot
+from hub import PASSWORD, Hub, start_hub, stop_hub
+from playwright.sync_api import Browser, Page, expect
+
+
+@pytest.fixture(scope="module")
+def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Hub]:
+    hub = start_hub(tmp_path_factory.mktemp("hub"))
+    yield hub
+    stop_hub(hub)
+
+
+def _log_in(browser: Browser, hub: Hub, user: str) -> Page:
+    """Log in as a user does: the hub's form, then the spawn, then Lab under /user/<name>/."""
+    context = browser.new_context(viewport={"width": 1500, "height": 950})
+    page = context.new_page()
+    page.set_default_timeout(30_000)
+    page.goto(f"{hub.url}hub/login")
+    page.fill("#username_input", user)
+    page.fill("#password_input", PASSWORD)
+    page.click("#login_submit")
+    page.wait_for_url(f"**/user/{user}/lab**", timeout=180_000)
+    wait_for_lab(page)
+    return page
+
+
+def _status(page: Page, url: str, token: str | None = None) -> int:
+    """What the server at ``url`` answers this browser (its cookies), without following redirects."""
+    headers = {"Authorization": f"token {token}"} if token else {}
+    return page.request.get(url, headers=headers, max_redirects=0).status
+
+
+def test_panes_work_through_the_hub_and_users_are_kept_apart(
+    browser: Browser, hub: Hub, dask_cluster: DaskCluster
+) -> None:
+    alice = _log_in(browser, hub, "alice")
+    sidebar = open_sidebar(alice)
+    add_source(alice, dask_cluster.dashboard)
+    expect(sidebar.locator(".jp-dashdock-Source-name")).to_have_count(1, timeout=30_000)
+    plot_item(alice, "Task Stream").click()
+    wait_for_bokeh_plot(alice, "Task Stream")  # page, scripts and websocket through the hub's proxy
+    # The pane's link (through the proxy link, checked against Alice's login) and where it led.
+    alice_link = (pane(alice, "Task Stream").locator("iframe").get_attribute("src") or "").split("?")[0]
+    alice_view = pane_frame(alice, "Task Stream").url
+    assert alice_link.startswith(f"{hub.url}user/alice/dashdock/proxy/"), alice_link
+    assert alice_view.startswith(f"{hub.url}user/alice/dashdock/view/"), alice_view
+    screenshot(alice, "jupyterhub-alice")
+    alice_api = f"{hub.url}user/alice/dashdock/api/sources"
+    assert _status(alice, alice_api) == 200
+
+    bob = _log_in(browser, hub, "bob")
+    bob_token = hub.token_for("bob")
+    # Bob's own server answers him; Alice's does not, whether he comes with his cookie or his token.
+    assert _status(bob, f"{hub.url}user/bob/dashdock/api/sources") == 200
+    for url in (alice_api, alice_link):
+        assert _status(bob, url) in (302, 403), url  # sent to the hub to log in as Alice: refused there
+        assert _status(bob, url, bob_token) == 403, url
+    # Alice's pane, even with its capability, is refused to Bob's token.
+    assert _status(bob, alice_view, bob_token) == 403
+    alice.context.close()
+    bob.context.close()
