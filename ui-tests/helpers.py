@@ -14,8 +14,10 @@ PANE = ".jp-dashdock-PlotPane"
 
 
 def open_sidebar(page: Page) -> Locator:
-    page.click('.jp-SideBar .lm-TabBar-tab[data-id="dashdock-sidebar"]')
     sidebar = page.locator(SIDEBAR)
+    if sidebar.is_visible():  # a restored layout may have it open: a click would close it
+        return sidebar
+    page.click('.jp-SideBar .lm-TabBar-tab[data-id="dashdock-sidebar"]')
     sidebar.wait_for(state="visible")
     return sidebar
 

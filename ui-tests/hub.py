@@ -1,6 +1,7 @@
 """A real JupyterHub for the browser tests: configurable-http-proxy from npm, a local spawner, a
-dummy authenticator, two users, all on loopback. Each user's server is a real JupyterLab with
-dashdock, under ``/user/<name>/``."""
+dummy authenticator, two users, and a dask-gateway server registered as a hub service and
+authenticated by the hub (as DaskHub sets them up), all on loopback. Each user's server is a real
+JupyterLab with dashdock, under ``/user/<name>/``."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from conftest import ROOT, _terminate, _wait_for_http, free_port
 
 PASSWORD = "hub-test-password"
 ADMIN_TOKEN = "hub-test-admin-token-0d9c"
+GATEWAY_TOKEN = "hub-test-gateway-token-51ae"
 USERS = ("alice", "bob")
 
 _CONFIG = """
@@ -39,9 +41,35 @@ c.Spawner.args = ["--allow-root", "--LabApp.expose_app_in_browser=True"]
 c.Spawner.environment = {{
     "JUPYTER_DATA_DIR": lambda spawner: "{tmp}/home/" + spawner.user.name + "/data",
     "JUPYTER_CONFIG_DIR": lambda spawner: "{tmp}/home/" + spawner.user.name + "/config",
+    # What DaskHub gives notebooks: the gateway through the hub, authenticated by the hub.
+    "DASK_GATEWAY__ADDRESS": "http://127.0.0.1:{port}/services/dask-gateway",
+    "DASK_GATEWAY__PROXY_ADDRESS": "gateway://127.0.0.1:{gateway_tcp}",
+    "DASK_GATEWAY__AUTH__TYPE": "jupyterhub",
 }}
-c.JupyterHub.services = [{{"name": "tests", "api_token": {admin_token!r}}}]
+c.JupyterHub.services = [
+    {{"name": "tests", "api_token": {admin_token!r}}},
+    # dask-gateway as DaskHub runs it: a hub service, its proxy under /services/dask-gateway/.
+    {{"name": "dask-gateway", "api_token": {gateway_token!r}, "url": "http://127.0.0.1:{gateway_proxy}"}},
+]
 c.JupyterHub.load_roles = [{{"name": "tests", "scopes": ["admin:users", "tokens"], "services": ["tests"]}}]
+"""
+
+
+_GATEWAY_CONFIG = """
+c = get_config()  # noqa: F821
+c.DaskGateway.address = "127.0.0.1:{gateway_api}"
+c.Proxy.address = "127.0.0.1:{gateway_proxy}"
+c.Proxy.tcp_address = "127.0.0.1:{gateway_tcp}"
+c.Proxy.prefix = "/services/dask-gateway"
+c.DaskGateway.db_url = "sqlite:///{tmp}/gateway.sqlite"
+c.DaskGateway.backend_class = "dask_gateway_server.backends.local.UnsafeLocalBackend"
+c.ClusterConfig.cluster_max_workers = 2
+# Dask ships `dask scheduler` / `dask worker` (no dask-scheduler script any more).
+c.ClusterConfig.scheduler_cmd = [{dask!r}, "scheduler"]
+c.ClusterConfig.worker_cmd = [{dask!r}, "worker"]
+c.DaskGateway.authenticator_class = "dask_gateway_server.auth.JupyterHubAuthenticator"
+c.JupyterHubAuthenticator.jupyterhub_api_token = {gateway_token!r}
+c.JupyterHubAuthenticator.jupyterhub_api_url = "http://127.0.0.1:{hub_port}/hub/api"
 """
 
 
@@ -50,6 +78,7 @@ class Hub:
     url: str  # http://127.0.0.1:PORT/
     process: subprocess.Popen[bytes]
     log: Path
+    gateway: subprocess.Popen[bytes]
 
     def token_for(self, user: str) -> str:
         """A new API token of ``user``, made by the hub."""
@@ -66,20 +95,23 @@ class Hub:
 def start_hub(tmp: Path) -> Hub:
     proxy = ROOT / "node_modules" / ".bin" / "configurable-http-proxy"
     assert proxy.exists(), "configurable-http-proxy comes from npm with `jlpm install` (make build)"
-    port = free_port()
+    ports = {
+        "port": free_port(),
+        "hub_port": free_port(),
+        "api_port": free_port(),
+        "gateway_api": free_port(),
+        "gateway_proxy": free_port(),
+        "gateway_tcp": free_port(),
+    }
+    port = ports["port"]
+    dask = str(Path(sys.executable).parent / "dask")
+    values = {**ports, "tmp": tmp, "gateway_token": GATEWAY_TOKEN, "dask": dask}
     config = tmp / "jupyterhub_config.py"
     config.write_text(
-        _CONFIG.format(
-            port=port,
-            hub_port=free_port(),
-            api_port=free_port(),
-            proxy=str(proxy),
-            tmp=tmp,
-            password=PASSWORD,
-            users=USERS,
-            admin_token=ADMIN_TOKEN,
-        )
+        _CONFIG.format(**values, proxy=str(proxy), password=PASSWORD, users=USERS, admin_token=ADMIN_TOKEN)
     )
+    gateway_config = tmp / "dask_gateway_config.py"
+    gateway_config.write_text(_GATEWAY_CONFIG.format(**values))
     for user in USERS:
         (tmp / "home" / user).mkdir(parents=True)
     log = tmp / "hub.log"
@@ -90,10 +122,18 @@ def start_hub(tmp: Path) -> Hub:
             stderr=subprocess.STDOUT,
             cwd=tmp,
         )
+    with (tmp / "gateway.log").open("wb") as out:
+        gateway = subprocess.Popen(
+            [sys.executable, "-m", "dask_gateway_server", "-f", str(gateway_config)],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            cwd=tmp,
+        )
     url = f"http://127.0.0.1:{port}/"
     _wait_for_http(url + "hub/api/", timeout=120)
-    return Hub(url, process, log)
+    return Hub(url, process, log, gateway)
 
 
 def stop_hub(hub: Hub) -> None:
+    _terminate(hub.gateway)
     _terminate(hub.process)

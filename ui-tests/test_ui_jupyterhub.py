@@ -12,6 +12,8 @@ from helpers import add_source, open_sidebar, pane, pane_frame, plot_item, wait_
 from hub import PASSWORD, Hub, start_hub, stop_hub
 from playwright.sync_api import Browser, Page, expect
 
+IDLE = ".jp-NotebookPanel .jp-Notebook-ExecutionIndicator[data-status='idle']"
+
 
 @pytest.fixture(scope="module")
 def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Hub]:
@@ -69,3 +71,55 @@ def test_panes_work_through_the_hub_and_users_are_kept_apart(
     assert _status(bob, alice_view, bob_token) == 403
     alice.context.close()
     bob.context.close()
+
+
+GATEWAY_NOTEBOOK = [
+    "from dask_gateway import Gateway\n"
+    "gateway = Gateway()  # DaskHub's settings: the gateway through the hub, the hub's auth\n"
+    "cluster = gateway.new_cluster()\n"
+    "cluster.scale(1)\n"
+    "client = cluster.get_client()\n"
+    "client.wait_for_workers(1, timeout=120)\n"
+    "total = client.submit(sum, range(10)).result()",
+]
+
+
+def test_a_dask_gateway_cluster_from_a_notebook_is_a_source_with_live_panes(
+    browser: Browser, hub: Hub
+) -> None:
+    alice = _log_in(browser, hub, "alice")
+    alice.evaluate(
+        """cells => window.jupyterapp.serviceManager.contents.save('gateway.ipynb', {
+            type: 'notebook', format: 'json',
+            content: {cells: cells.map(source => ({cell_type: 'code', source, metadata: {}, outputs: [],
+                                                   execution_count: null})),
+                      metadata: {kernelspec: {name: 'python3', display_name: 'Python 3', language: 'python'}},
+                      nbformat: 4, nbformat_minor: 5}})""",
+        GATEWAY_NOTEBOOK,
+    )
+    alice.evaluate("() => window.jupyterapp.commands.execute('docmanager:open', {path: 'gateway.ipynb'})")
+    alice.wait_for_selector(IDLE, timeout=60_000)
+    alice.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+
+    # The client's dashboard is a path under the gateway's proxy, not a host:port: still a source.
+    sidebar = open_sidebar(alice)
+    row = sidebar.locator(".jp-dashdock-Source-name", has_text="gateway.ipynb")
+    expect(row).to_have_count(1, timeout=180_000)
+    listing = alice.evaluate(
+        """async () => {
+            const xsrf = document.cookie.match(/_xsrf=([^;]+)/)?.[1] || '';
+            const url = window.jupyterapp.serviceManager.serverSettings.baseUrl + 'dashdock/api/sources';
+            const response = await fetch(url, {headers: {'X-XSRFToken': decodeURIComponent(xsrf)}});
+            return {status: response.status, ...(await response.json())};
+        }"""
+    )
+    assert "sources" in listing, listing
+    [source] = [s for s in listing["sources"] if s["kind"] == "kernel"]
+    assert "/services/dask-gateway/clusters/" in source["url"], source
+    row.click()
+    plot_item(alice, "Task Stream").click()
+    wait_for_bokeh_plot(alice, "Task Stream")
+    plot_item(alice, "Progress").click()
+    wait_for_bokeh_plot(alice, "Progress")
+    screenshot(alice, "jupyterhub-gateway")
+    alice.context.close()

@@ -30,6 +30,19 @@ def dashboard_url(identity: Any) -> str | None:
     return f"http://{host}:{port}"
 
 
+def gateway_dashboard(client: Any) -> str | None:
+    """The dashboard of a dask-gateway cluster's client: a path under the gateway's proxy
+    (``.../services/dask-gateway/clusters/<name>``), which is where the Jupyter server can reach
+    it; the scheduler's own port may be on a network only the gateway sees."""
+    cluster = getattr(client, "cluster", None)
+    if cluster is None or not type(cluster).__module__.startswith("dask_gateway"):
+        return None
+    link = getattr(cluster, "dashboard_link", None)
+    if isinstance(link, str) and link.startswith(("http://", "https://")):
+        return link.removesuffix("/status").rstrip("/")
+    return None
+
+
 def plot_path(plot: str) -> str:
     """'progress', 'Task Stream', 'individual-task-stream' -> '/individual-...'."""
     name = plot.strip().lower().replace("_", "-").replace(" ", "-").strip("/")

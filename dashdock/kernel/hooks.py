@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from . import cells, reprs
-from .dashboard import dashboard_url
+from .dashboard import dashboard_url, gateway_dashboard
 from .files import write_atomically
 from .protocol import CLIENTS_DIR_VARIABLE, record_name
 
@@ -56,7 +56,7 @@ async def setup(client: Any) -> None:
     reprs.register(shell, kernel)
     directory = os.environ.get(CLIENTS_DIR_VARIABLE)
     identity = await client.scheduler.identity(n_workers=0)
-    dashboard = dashboard_url(identity)
+    dashboard = gateway_dashboard(client) or dashboard_url(identity)
     accounting = cells.accounting(shell, kernel, Path(directory) if directory else None)
     await accounting.add_client(client, dashboard)
     if not directory or kernel is None:

@@ -34,7 +34,8 @@ MAX_CELLS_FILE_BYTES = 2 * 1024 * 1024  # 50 cells with long errors stay well be
 
 _KERNEL_ID = re.compile(r"^[A-Za-z0-9-]{1,64}$")
 _CLIENT_ID = re.compile(r"^[A-Za-z0-9_-]{1,80}$")
-_DASHBOARD = re.compile(r"^https?://[^\s/?#]{1,260}$")
+# A host, or a path on it (a dask-gateway cluster's dashboard is under the gateway's proxy).
+_DASHBOARD = re.compile(r"^https?://[^\s/?#]{1,260}(?:/[^\s?#]{0,300})?$")
 # Only a plain TCP scheduler can be recorded from another process (inproc:// lives in the
 # kernel; tls:// needs the kernel's certificates).
 _SCHEDULER = re.compile(r"^tcp://[^\s/?#]{1,260}$")
