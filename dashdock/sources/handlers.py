@@ -74,7 +74,10 @@ class SourceHandler(_SourcesAPIHandler):
             return
         alerts = body.get("alerts")
         if set(body) != {"alerts"} or not isinstance(alerts, bool):
-            raise Invalid('The body must be {"alerts": true|false} or {"credentials": {...} | null}.')
+            raise Invalid(
+                'The body must be {"alerts": true} or {"alerts": false}, '
+                'or {"credentials": {"kind", "name", "value"}} or {"credentials": null}.'
+            )
         source = await self.registry.set_alerts(source_id, alerts)
         self.finish_json(source.to_json())
 
