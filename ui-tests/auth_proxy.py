@@ -21,15 +21,16 @@ _PASSED_HEADERS = ("Content-Type", "Cache-Control", "Location")
 
 
 class _Proxy(websocket.WebSocketHandler):
-    def initialize(self, upstream: str, token: str, seen: list[str]) -> None:
-        self.upstream = upstream
-        self.token = token
-        self.seen = seen
+    def initialize(self, guard: AuthProxy) -> None:
+        self.guard = guard
+        self.upstream = guard.upstream
+        self.seen = guard.seen
         self.upstream_ws: websocket.WebSocketClientConnection | None = None
 
     def _allowed(self) -> bool:
         header = self.request.headers.get("Authorization", "")
-        return header == f"Bearer {self.token}" or self.get_query_argument("access", "") == self.token
+        token = self.guard.token  # read each time: a test may rotate it
+        return header == f"Bearer {token}" or self.get_query_argument("access", "") == token
 
     def _upstream_url(self, scheme: str = "http") -> str:
         query = urlencode([(k, v) for k, v in parse_qsl(self.request.query) if k != "access"])
@@ -106,9 +107,7 @@ class AuthProxy:
     def _run(self, ready: Future[int]) -> None:
         asyncio.set_event_loop(asyncio.new_event_loop())
         self._loop = IOLoop.current()
-        app = web.Application(
-            [(r"/.*", _Proxy, {"upstream": self.upstream, "token": self.token, "seen": self.seen})]
-        )
+        app = web.Application([(r"/.*", _Proxy, {"guard": self})])
         server = HTTPServer(app)
         server.listen(0, address="127.0.0.1")
         ready.set_result(next(iter(server._sockets.values())).getsockname()[1])

@@ -4,6 +4,7 @@ and the browser never sees them. Real Lab, a real LocalCluster behind a real aut
 from __future__ import annotations
 
 import os
+import re
 import stat
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,6 +16,7 @@ from helpers import add_source, open_sidebar, plot_item, wait_for_bokeh_plot
 from playwright.sync_api import Browser, expect
 
 SECRET = "s3cret-7f2e9a41c0"
+ROTATED = "r0tated-8c3b"
 
 
 @pytest.fixture
@@ -65,6 +67,21 @@ def test_a_dashboard_behind_a_token_works_once_given_and_never_shows_it(
     assert SECRET in kept.read_text()
     assert stat.S_IMODE(os.stat(kept).st_mode) == 0o600
     assert SECRET not in Path(lab.log).read_text()
+
+    # The site rotates its token: the source says so and offers to take the new one.
+    guarded.token = ROTATED
+    give = sidebar.locator(".jp-dashdock-Source-credentials")
+    expect(give).to_be_visible(timeout=90_000)
+    expect(give).to_have_accessible_name(re.compile("Give the credentials of"))
+    give.click()
+    dialog = page.locator(".jp-Dialog")
+    expect(dialog).to_contain_text("were refused (HTTP 401)")
+    expect(dialog.get_by_label("Value")).to_be_focused()
+    page.keyboard.type(f"Bearer {ROTATED}")
+    page.keyboard.press("Enter")
+    expect(give).to_be_hidden(timeout=30_000)
+    wait_for_bokeh_plot(page, "Task Stream")  # the pane reloaded with them
+    assert ROTATED in kept.read_text() and SECRET not in kept.read_text()
     page.context.close()
 
 

@@ -28,7 +28,9 @@ class Health:
         return {"status": self.status, "message": self.message, "checked": self.checked}
 
 
-_VISIBLE_FIELDS = frozenset({"name", "kind", "dashboard", "lost", "warning", "alerts", "credentials"})
+_VISIBLE_FIELDS = frozenset(
+    {"name", "kind", "dashboard", "lost", "warning", "alerts", "credentials", "refused"}
+)
 
 
 @dataclass
@@ -44,6 +46,7 @@ class Source:
     warning: str = ""  # for people: the last change to this source could not be saved
     alerts: bool = True  # whether its alerts notify (muted from the sidebar: still recorded)
     credentials: dict[str, str] | None = None  # {"kind", "name"} when the server keeps some for it
+    refused: bool = False  # its dashboard's last answer was 401/403: it wants (other) credentials
     flavour: str = "dask"  # "dask" (a scheduler's dashboard) or "bokeh" (any Bokeh server: bokeh_apps.py)
     version: int = field(default=0, init=False, compare=False)  # of its last visible change (listing.py)
 
@@ -81,6 +84,7 @@ class Source:
             "flavour": self.flavour,
             # Whether the server holds credentials for it, and of which kind: never their value.
             "credentials": self.credentials,
+            "needsCredentials": self.refused,
         }
         if self.warning:
             described["warning"] = self.warning

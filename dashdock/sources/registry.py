@@ -318,11 +318,15 @@ class SourceRegistry:
                 else "It asks for credentials"
             )
             self._mark(source, "down", f"{held} (HTTP {exc.status}).")
+            source.refused = True
         else:
             self._mark(source, "down", exc.reason)
+            source.refused = False
 
     def _mark(self, source: Source, status: str, message: str) -> None:
         source.health = Health(status, message, time.time())
+        if status == "up":
+            source.refused = False
 
     async def load(self) -> None:
         """Read the saved user-added sources and the kept credentials. An entry that cannot be used

@@ -36,6 +36,8 @@ export interface ISource {
   flavour?: 'dask' | 'bokeh';
   /** The kind and name of the credentials the server holds for it (never their value), or null. */
   credentials?: { kind: ICredentials['kind']; name: string } | null;
+  /** Its dashboard's last answer was 401 or 403: it wants credentials (or other ones). */
+  needsCredentials?: boolean;
 }
 
 /**

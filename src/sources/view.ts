@@ -7,7 +7,7 @@ import { TranslationBundle } from '@jupyterlab/translation';
 import { Message } from '@lumino/messaging';
 import { Widget } from '@lumino/widgets';
 
-import { APIError } from '../api/client';
+import { APIError, setSourceCredentials } from '../api/client';
 import { ISource } from '../api/types';
 import { DASHBOARD_URL_EXAMPLE } from '../api/urls';
 import { ISourcesModel } from '../tokens';
@@ -192,6 +192,10 @@ export class SourcesSection extends Widget {
       this._remove(action.dataset.sourceId);
       return;
     }
+    if (action?.dataset.action === 'credentials' && action.dataset.sourceId) {
+      void this._giveCredentials(action.dataset.sourceId);
+      return;
+    }
     if (
       action?.dataset.action === 'dismiss-warning' &&
       action.dataset.warning !== undefined
@@ -242,6 +246,29 @@ export class SourcesSection extends Widget {
       .catch(error => this._showError(error));
   }
 
+  /** Ask for the credentials of a source whose dashboard refuses, and give them to the server. */
+  private async _giveCredentials(id: string): Promise<void> {
+    const source = this._model.sources.find(s => s.id === id);
+    if (!source) {
+      return;
+    }
+    const host = source.url.replace(/^[a-z]+:\/\//i, '').split('/')[0];
+    const credentials = await askCredentials(
+      host,
+      source.health.message,
+      this._trans
+    );
+    if (!credentials) {
+      return;
+    }
+    try {
+      await setSourceCredentials(id, credentials);
+      await this._model.refresh();
+    } catch (error) {
+      this._showError(error);
+    }
+  }
+
   private _showError(error: any): void {
     this._error.textContent = String(error?.message ?? error);
   }
@@ -266,6 +293,17 @@ export class SourcesSection extends Widget {
     element('span', 'jp-dashdock-Source-name', item);
     const unsaved = element('span', 'jp-dashdock-Source-unsaved', item);
     unsaved.textContent = trans.__('not saved');
+    // Shown while its dashboard refuses: the way to give (other) credentials.
+    const credentials = element(
+      'button',
+      'jp-dashdock-Source-credentials jp-mod-styled',
+      item
+    );
+    credentials.type = 'button';
+    credentials.dataset.action = 'credentials';
+    credentials.dataset.sourceId = source.id;
+    credentials.textContent = trans.__('Credentials…');
+    credentials.hidden = true;
     // Notebooks' clients and managed clusters go when they close: there is nothing to remove.
     if (source.kind === 'url') {
       item.appendChild(this._removeButton(source));
@@ -319,6 +357,17 @@ export class SourcesSection extends Widget {
         trans.__('%1, disabled: %2', source.name, source.disabled)
       );
       return;
+    }
+    const credentials = item.querySelector<HTMLButtonElement>(
+      '.jp-dashdock-Source-credentials'
+    );
+    if (credentials) {
+      credentials.hidden = !source.needsCredentials;
+      credentials.setAttribute(
+        'aria-label',
+        trans.__('Give the credentials of %1', source.name)
+      );
+      credentials.title = source.health.message;
     }
     const selected = source.id === this._model.selected?.id;
     item.classList.toggle(SELECTED_CLASS, selected);
