@@ -145,6 +145,12 @@ def start_lab(tmp: Path, base_url: str = "/") -> Lab:
     notification.parent.mkdir(parents=True)
     notification.write_text(json.dumps({"fetchNews": "false", "checkForUpdates": False}))
     (tmp / "root").mkdir()
+    # Panel (a test dependency) enables a server extension that takes seconds to import; these
+    # Labs do not use it.
+    (tmp / "config").mkdir()
+    (tmp / "config" / "jupyter_server_config.json").write_text(
+        json.dumps({"ServerApp": {"jpserver_extensions": {"panel.io.jupyter_server_extension": False}}})
+    )
     log = tmp / "lab.log"
     env = {**os.environ, "JUPYTER_CONFIG_DIR": str(tmp / "config"), "JUPYTER_DATA_DIR": str(tmp / "data")}
     args = [
