@@ -103,3 +103,28 @@ async def test_an_api_call_with_a_bad_credential_is_refused_and_nothing_is_kept(
     assert code == 400 and "tok3n" not in body["message"]
     assert recorder.seen == []
     assert not (tmp_path / "kept" / "credentials.json").exists()
+
+
+async def test_held_credentials_come_back_after_a_restart_and_a_damaged_file_loses_nothing_else(
+    tmp_path: Path,
+) -> None:
+    import logging
+
+    from dashdock.sources.credentials import HeldCredentials
+
+    path = tmp_path / "credentials.json"
+    first: dict[str, Any] = {}
+    held = HeldCredentials(first, path, logging.getLogger("test"))
+    credential = parse_credential({"kind": "header", "name": "Authorization", "value": SECRET})
+    assert await held.put("http://127.0.0.1:8787", credential) == ""
+    restarted: dict[str, Any] = {}
+    assert await HeldCredentials(restarted, path, logging.getLogger("test")).load() == [
+        "http://127.0.0.1:8787"
+    ]
+    assert restarted == {"http://127.0.0.1:8787": credential}
+    # One damaged entry is left out; the good one still loads.
+    document = json.loads(path.read_text())
+    document["http://127.0.0.1:9999"] = {"kind": "header", "name": "Host", "value": "x"}
+    path.write_text(json.dumps(document))
+    again: dict[str, Any] = {}
+    assert await HeldCredentials(again, path, logging.getLogger("test")).load() == ["http://127.0.0.1:8787"]

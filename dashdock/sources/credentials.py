@@ -10,9 +10,11 @@ log line cannot show it either.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -110,3 +112,48 @@ class CredentialStore:
             except Invalid:
                 self._log.warning("dashdock: a damaged entry of the credentials file is left out")
         return found
+
+
+class HeldCredentials:
+    """The credentials this server holds, by origin (``scheme://host:port``): the map the upstream
+    client adds to its requests (``held``), kept in the credentials file."""
+
+    def __init__(self, held: dict[str, Credential], path: Path | None, log: logging.Logger) -> None:
+        self._held = held
+        self._store = CredentialStore(path, log)
+
+    async def load(self) -> list[str]:
+        """Read the file; returns the origins that have credentials now."""
+        self._held.update(await self._store.read())
+        return list(self._held)
+
+    def describe(self, origin: str) -> dict[str, str] | None:
+        credential = self._held.get(origin)
+        return credential.describe() if credential is not None else None
+
+    @contextlib.contextmanager
+    def trying(self, origin: str, credential: Credential | None) -> Iterator[Credential | None]:
+        """Requests to ``origin`` carry ``credential`` (when given) inside the block; if the block
+        fails, the one held before comes back. Yields the one held before."""
+        previous = self._held.get(origin)
+        if credential is not None:
+            self._held[origin] = credential
+        try:
+            yield previous
+        except BaseException:
+            self._set(origin, previous)
+            raise
+
+    async def put(self, origin: str, credential: Credential | None) -> str:
+        """Hold ``credential`` for ``origin`` (None forgets) and save; returns a problem for people, or ""."""
+        self._set(origin, credential)
+        return await self.save()
+
+    async def save(self) -> str:
+        return await self._store.write(self._held)
+
+    def _set(self, origin: str, credential: Credential | None) -> None:
+        if credential is None:
+            self._held.pop(origin, None)
+        else:
+            self._held[origin] = credential

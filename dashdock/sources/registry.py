@@ -23,7 +23,7 @@ from dashdock.errors import (
 )
 from dashdock.sources.bokeh_apps import bokeh_alive, bokeh_apps, find_bokeh_root
 from dashdock.sources.catalog import METRICS_LISTING, Plot, parse_catalog, parse_custom
-from dashdock.sources.credentials import Credential, CredentialStore
+from dashdock.sources.credentials import Credential, HeldCredentials
 from dashdock.sources.health import HealthRounds
 from dashdock.sources.model import DisabledSource, Health, Source, source_id_for
 from dashdock.sources.probe import LOCKED, find_root
@@ -48,7 +48,7 @@ class SourceRegistry:
         self._client = client
         self._allowlist = allowlist
         self._saved = SavedSources(store, log)
-        self._credentials = CredentialStore(credentials_file, log)
+        self._credentials = HeldCredentials(client.credentials, credentials_file, log)
         self._log = log
         self._sources: dict[str, Source] = {}
         self._disabled: dict[str, DisabledSource] = {}
@@ -96,16 +96,10 @@ class SourceRegistry:
         if not self._allowlist.allows(typed.target):
             raise host_not_allowed(typed.target.netloc)
         origin = typed.target.origin
-        previous = self._client.credentials.get(origin)
-        if credential is not None:
-            self._client.credentials[origin] = credential
-        try:
+        with self._credentials.trying(origin, credential) as previous:
             source, created = await self._add_root(typed, name)
-        except BaseException:
-            self._restore_credential(origin, previous)
-            raise
         if credential is not None and credential != previous:
-            problem = await self._credentials.write(self._client.credentials)
+            problem = await self._credentials.save()
             source.warning = problem and f"The credentials of {source.name} were not saved: {problem}."
         self._describe_credentials(origin)
         return source, created
@@ -114,27 +108,17 @@ class SourceRegistry:
         """Give (or, with None, forget) the credentials of a source's server; checked at once."""
         source = self.get(source_id)
         origin = source.target.origin
-        if credential is None:
-            self._client.credentials.pop(origin, None)
-        else:
-            self._client.credentials[origin] = credential
-        problem = await self._credentials.write(self._client.credentials)
+        problem = await self._credentials.put(origin, credential)
         source.warning = problem and f"The credentials of {source.name} were not saved: {problem}."
         self._describe_credentials(origin)
         source.lost += 1  # open panes reload with them
         return await self.check_health(source_id)
 
-    def _restore_credential(self, origin: str, previous: Credential | None) -> None:
-        if previous is None:
-            self._client.credentials.pop(origin, None)
-        else:
-            self._client.credentials[origin] = previous
-
     def _describe_credentials(self, origin: str) -> None:
-        credential = self._client.credentials.get(origin)
+        described = self._credentials.describe(origin)
         for source in self._sources.values():
             if source.target.origin == origin:
-                source.credentials = credential.describe() if credential is not None else None
+                source.credentials = described
 
     async def _add_root(self, typed: DashboardURL, name: str | None) -> tuple[Source, bool]:
         try:
@@ -331,14 +315,14 @@ class SourceRegistry:
     async def load(self) -> None:
         """Read the saved user-added sources and the kept credentials. An entry that cannot be used
         now is kept, listed as disabled with the reason (saved.py)."""
-        self._client.credentials.update(await self._credentials.read())
+        held = await self._credentials.load()
         for row in await self._saved.read():
             restored = restore(row, self._allowlist)
             if isinstance(restored, Source):
                 self._sources[row.id] = restored
             else:
                 self._disabled[row.id] = restored
-        for origin in self._client.credentials:
+        for origin in held:
             self._describe_credentials(origin)
         if self._disabled:
             self._log.warning(
