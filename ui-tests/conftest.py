@@ -137,6 +137,22 @@ class Lab:
         self.api(f"api/contents/{path}", "PUT", {"type": "notebook", "content": content})
 
 
+def without_panel(config_dir: Path) -> None:
+    """A Jupyter config dir whose Lab runs without Panel's extensions.
+
+    Panel (a test dependency) brings a server extension that takes seconds to import and a Lab
+    extension whose notebook button pushes the kernel status into the toolbar's overflow menu; a
+    user of dashdock need not have Panel, so the test Labs run without both.
+    """
+    (config_dir / "labconfig").mkdir(parents=True)
+    (config_dir / "jupyter_server_config.json").write_text(
+        json.dumps({"ServerApp": {"jpserver_extensions": {"panel.io.jupyter_server_extension": False}}})
+    )
+    (config_dir / "labconfig" / "page_config.json").write_text(
+        json.dumps({"disabledExtensions": {"@pyviz/jupyterlab_pyviz": True}})
+    )
+
+
 def start_lab(tmp: Path, base_url: str = "/") -> Lab:
     port = free_port()
     settings = tmp / "settings"
@@ -145,12 +161,7 @@ def start_lab(tmp: Path, base_url: str = "/") -> Lab:
     notification.parent.mkdir(parents=True)
     notification.write_text(json.dumps({"fetchNews": "false", "checkForUpdates": False}))
     (tmp / "root").mkdir()
-    # Panel (a test dependency) enables a server extension that takes seconds to import; these
-    # Labs do not use it.
-    (tmp / "config").mkdir()
-    (tmp / "config" / "jupyter_server_config.json").write_text(
-        json.dumps({"ServerApp": {"jpserver_extensions": {"panel.io.jupyter_server_extension": False}}})
-    )
+    without_panel(tmp / "config")
     log = tmp / "lab.log"
     env = {**os.environ, "JUPYTER_CONFIG_DIR": str(tmp / "config"), "JUPYTER_DATA_DIR": str(tmp / "data")}
     args = [

@@ -12,7 +12,7 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
-from conftest import ROOT, _terminate, _wait_for_http, free_port
+from conftest import ROOT, _terminate, _wait_for_http, free_port, without_panel
 
 PASSWORD = "hub-test-password"
 ADMIN_TOKEN = "hub-test-admin-token-0d9c"
@@ -114,6 +114,7 @@ def start_hub(tmp: Path) -> Hub:
     gateway_config.write_text(_GATEWAY_CONFIG.format(**values))
     for user in USERS:
         (tmp / "home" / user).mkdir(parents=True)
+        without_panel(tmp / "home" / user / "config")
     log = tmp / "hub.log"
     with log.open("wb") as out:
         process = subprocess.Popen(

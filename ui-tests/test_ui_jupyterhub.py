@@ -88,6 +88,9 @@ def test_a_dask_gateway_cluster_from_a_notebook_is_a_source_with_live_panes(
     browser: Browser, hub: Hub
 ) -> None:
     alice = _log_in(browser, hub, "alice")
+    # A workspace of its own: the panes of the first test stay in Alice's default one.
+    alice.goto(f"{hub.url}user/alice/lab/workspaces/gateway")
+    wait_for_lab(alice)
     alice.evaluate(
         """cells => window.jupyterapp.serviceManager.contents.save('gateway.ipynb', {
             type: 'notebook', format: 'json',

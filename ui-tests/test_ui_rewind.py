@@ -109,6 +109,10 @@ def test_an_unrecorded_source_stays_live(browser: Browser, lab: Lab, dask_cluste
     )
     stream = pane(page, "Task Stream")
     expect(stream).to_have_count(1)
+    # The whole main area, so the toolbar keeps Rewind on it (beside the Launcher it overflows).
+    page.locator(".lm-DockPanel-tabBar .lm-TabBar-tab", has_text="Launcher").locator(
+        ".lm-TabBar-tabCloseIcon"
+    ).click()
     wait_for_bokeh_plot(page, "Task Stream")
     frame = stream.locator("iframe")
     live_src = frame.get_attribute("src")

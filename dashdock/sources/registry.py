@@ -238,13 +238,12 @@ class SourceRegistry:
 
     async def _custom_plots(self, source: Source) -> list[Plot]:
         """The metrics a notebook added to the source's scheduler; none on a scheduler without."""
+        # Dask's own list decides whether the dashboard is up: a server that answers this path with
+        # anything but a usable listing (an older scheduler, a proxy's error page) just has none.
         try:
-            document = await self._client.get_json(source.dashboard.url + METRICS_LISTING)
-        except UpstreamError as exc:
-            if exc.status == 404:
-                return []
-            raise
-        return parse_custom(document)
+            return parse_custom(await self._client.get_json(source.dashboard.url + METRICS_LISTING))
+        except (UpstreamError, ValueError):
+            return []
 
     async def workers(self, source_id: str) -> list[Worker]:
         """The source's workers, from the scheduler's worker table, each judged by the allowlist."""
