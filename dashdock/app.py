@@ -19,6 +19,7 @@ from traitlets import Bool, Dict, Float, Int, List, Unicode, default
 from dashdock.alerts import handlers as alert_api
 from dashdock.clusters import handlers as cluster_api
 from dashdock.clusters.config import configured_factory, configured_initial_clusters
+from dashdock.clusters.gateway import GatewayClusters, GatewaySettings
 from dashdock.clusters.limits import ClusterLimits, usable_cores
 from dashdock.clusters.manager import ClusterManager
 from dashdock.errors import DashdockError
@@ -229,6 +230,37 @@ class DashdockApp(ExtensionApp):
         ),
     )
 
+    gateway_address = Unicode(
+        None,
+        allow_none=True,
+        config=True,
+        help=(
+            "Address of a dask-gateway whose clusters the sidebar lists, creates, scales and stops "
+            "with this server's credentials. Default: gateway.address from Dask's config "
+            "(DASK_GATEWAY__ADDRESS), as dask-gateway reads it; unset, no gateway."
+        ),
+    )
+    gateway_proxy_address = Unicode(
+        None, allow_none=True, config=True, help="The gateway's scheduler proxy (default: Dask's config)."
+    )
+    gateway_public_address = Unicode(
+        None,
+        allow_none=True,
+        config=True,
+        help="The gateway address dashboard links use (default: Dask's config, else gateway_address).",
+    )
+    gateway_auth = Unicode(
+        None,
+        allow_none=True,
+        config=True,
+        help=(
+            "How to authenticate to the gateway: 'jupyterhub' (this server's JupyterHub token), "
+            "'kerberos', 'basic' or a dotted path to a dask_gateway.auth.GatewayAuth class. "
+            "Default: gateway.auth.type from Dask's config (DASK_GATEWAY__AUTH__TYPE)."
+        ),
+    )
+    gateway_timeout = Float(30.0, config=True, help="Seconds a request to the gateway may take (default 30).")
+
     history = Bool(
         True,
         config=True,
@@ -322,6 +354,18 @@ class DashdockApp(ExtensionApp):
             self.cluster_start_timeout,
             self.log,
         )
+        gateway_settings = GatewaySettings(
+            self.gateway_address,
+            self.gateway_proxy_address,
+            self.gateway_public_address,
+            self.gateway_auth,
+            self.gateway_timeout,
+        )
+        self.gateway = (
+            GatewayClusters(gateway_settings, self.registry, self.clusters.limits, self.log)
+            if gateway_settings.configured
+            else None
+        )
         if self.kernel_dashboard_link:
             offer_proxied_dashboard_link(self.serverapp.base_url, self.log)
         self.kernel_clients = KernelClients(
@@ -374,7 +418,7 @@ class DashdockApp(ExtensionApp):
         max_body = self.max_request_body
         self.handlers.extend(source_api.routes(self.registry, max_body))
         self.handlers.extend(pane_api.routes(self.panes, max_body))
-        self.handlers.extend(cluster_api.routes(self.clusters, max_body))
+        self.handlers.extend(cluster_api.routes(self.clusters, self.gateway, max_body))
         self.handlers.extend(notebook_api.routes(self.kernel_clients, self.client, self.allowlist))
         self.handlers.extend(history_api.routes(self.history_service, max_body))
         self.handlers.extend(history_views.routes(self.history_service, page_script()))
@@ -440,4 +484,6 @@ class DashdockApp(ExtensionApp):
         await self.kernel_clients.stop()
         await self.history_service.stop()
         await self.clusters.close_all()
+        if self.gateway is not None:
+            await self.gateway.close()
         await self.client.close()

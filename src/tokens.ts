@@ -9,6 +9,8 @@ import type { Widget } from '@lumino/widgets';
 import type {
   ICluster,
   IClusterLimits,
+  IClusterListing,
+  IClusterRequest,
   ICredentials,
   IPlot,
   ISource
@@ -41,8 +43,11 @@ export interface IClustersModel {
   /** Forget the failure shown for a cluster (the user changed what it was about). */
   dismissError(id: string): void;
   readonly changed: ISignal<IClustersModel, void>;
+  /** The configured Dask Gateway and why listing its clusters failed, or null without one. */
+  readonly gateway: IClusterListing['gateway'];
   refresh(): Promise<void>;
-  start(): Promise<ICluster | null>;
+  /** Start a cluster: by default a local one of the configured size; else as `request` asks. */
+  start(request?: IClusterRequest): Promise<ICluster | null>;
   scale(id: string, workers: number): Promise<void>;
   adapt(id: string, minimum: number, maximum: number): Promise<void>;
   /** A fresh cluster of the same size; its source and open panes follow it to its new dashboard. */
@@ -148,6 +153,8 @@ export namespace CommandIDs {
   /** The command Dask's own client repr offers ("Launch dashboard in JupyterLab"). */
   export const populateAndLaunch = 'dask:populate-and-launch-layout';
   export const launchCluster = 'dashdock:launch-cluster';
+  /** The "New cluster" form: where (this server or the Dask Gateway), options and size. */
+  export const newClusterForm = 'dashdock:new-cluster-form';
   export const insertClientCode = 'dashdock:insert-client-code';
   /** `{source or id, start?, end?}`: the History view of a recorded run. */
   export const openHistory = 'dashdock:open-history';

@@ -107,3 +107,16 @@ def live_run(lab: Any, source: str) -> dict:
     listing = lab.api("dashdock/api/history")
     assert isinstance(listing, dict)
     return next((r for r in listing["runs"] if r["source"] == source and r["live"]), {})
+
+
+def run_in_notebook(page: Page, code: str) -> None:
+    """Run code in the open notebook's kernel, as a cell would."""
+    page.evaluate(
+        """async code => {
+            const notebook = [...window.jupyterapp.shell.widgets('main')].find(w => w.sessionContext);
+            const kernel = notebook.sessionContext.session.kernel;
+            const reply = await kernel.requestExecute({code}).done;
+            if (reply.content.status !== 'ok') throw new Error(JSON.stringify(reply.content));
+        }""",
+        code,
+    )

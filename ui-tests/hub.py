@@ -56,7 +56,13 @@ c.JupyterHub.load_roles = [{{"name": "tests", "scopes": ["admin:users", "tokens"
 
 
 _GATEWAY_CONFIG = """
+from dask_gateway_server.options import Integer, Options
 c = get_config()  # noqa: F821
+# An option users choose per cluster, so the sidebar's form has a field the gateway acts on.
+c.Backend.cluster_options = Options(
+    Integer("worker_cores", default=1, min=1, max=2, label="Worker cores"),
+    handler=lambda options: {{"worker_cores": options.worker_cores}},
+)
 c.DaskGateway.address = "127.0.0.1:{gateway_api}"
 c.Proxy.address = "127.0.0.1:{gateway_proxy}"
 c.Proxy.tcp_address = "127.0.0.1:{gateway_tcp}"

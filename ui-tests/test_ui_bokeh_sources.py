@@ -9,7 +9,16 @@ from pathlib import Path
 
 import pytest
 from conftest import Lab, _terminate, _wait_for_http, free_port, open_lab, screenshot
-from helpers import add_source, open_sidebar, pane, pane_frame, plot_item, wait_for_bokeh_plot, wait_until
+from helpers import (
+    add_source,
+    open_sidebar,
+    pane,
+    pane_frame,
+    plot_item,
+    run_in_notebook,
+    wait_for_bokeh_plot,
+    wait_until,
+)
 from playwright.sync_api import Browser, Frame, Page, expect
 
 APP = """
@@ -167,19 +176,6 @@ def _published(lab: Lab) -> list[dict]:
     return [s for s in _sources(lab) if s["kind"] == "kernel" and s.get("flavour") == "bokeh"]
 
 
-def _run(page: Page, code: str) -> None:
-    """Run code in the open notebook's kernel, as a cell would."""
-    page.evaluate(
-        """async code => {
-            const notebook = [...window.jupyterapp.shell.widgets('main')].find(w => w.sessionContext);
-            const kernel = notebook.sessionContext.session.kernel;
-            const reply = await kernel.requestExecute({code}).done;
-            if (reply.content.status !== 'ok') throw new Error(JSON.stringify(reply.content));
-        }""",
-        code,
-    )
-
-
 def test_a_figure_published_from_a_kernel_docks_updates_and_goes_with_the_kernel(
     browser: Browser, lab: Lab
 ) -> None:
@@ -199,7 +195,7 @@ def test_a_figure_published_from_a_kernel_docks_updates_and_goes_with_the_kernel
     assert wait_until(lambda: frame.evaluate(_X_VALUES, "points")) == [0, 1]
 
     # The kernel changes its figure as Bokeh users do; the pane follows.
-    _run(page, "source.stream({'x': [2, 3], 'y': [5, 2]})\nfig.title.text = 'Streamed'")
+    run_in_notebook(page, "source.stream({'x': [2, 3], 'y': [5, 2]})\nfig.title.text = 'Streamed'")
     wait_until(lambda: frame.evaluate(_X_VALUES, "points") == [0, 1, 2, 3], timeout=30)
     screenshot(page, "published-plot")
 
@@ -207,7 +203,7 @@ def test_a_figure_published_from_a_kernel_docks_updates_and_goes_with_the_kernel
     plot_item(page, "Panel app").click()
     panel_frame = _panel_frame(page, "Panel app")
     assert wait_until(lambda: panel_frame.evaluate(_SLIDER_VALUE, "Workers")) == 3
-    _run(page, "slider.value = 7")
+    run_in_notebook(page, "slider.value = 7")
     wait_until(lambda: panel_frame.evaluate(_SLIDER_VALUE, "Workers") == 7, timeout=30)
     screenshot(page, "published-panel")
 

@@ -78,10 +78,10 @@ def test_a_cluster_card_used_from_the_keyboard(page_lab: tuple[Page, Lab]) -> No
     page, lab = page_lab
     section = page.locator(SECTION)
 
-    # No cluster: the section says what to do, and offers only the button that does it.
+    # No cluster: the section says what to do, and offers only the buttons that start one.
     empty = section.locator(".jp-dashdock-Clusters-empty")
     expect(empty).to_contain_text("No clusters yet. New cluster starts a Dask cluster")
-    assert section.locator("button, input, a").count() == 1
+    assert section.locator("button, input, a").count() == 2
     expect(section.locator(".jp-dashdock-Clusters-error")).to_be_hidden()
     assert_accessible(page, SECTION)
     screenshot(page, "clusters-empty")
@@ -227,5 +227,35 @@ def test_every_card_control_has_a_name_and_a_tooltip(page_lab: tuple[Page, Lab])
     expect(section_error).to_be_hidden()
     page.unroute(NEW_CLUSTER)
 
+    card.locator('button[data-action="stop"]').click()
+    expect(page.locator(CARD)).to_have_count(0, timeout=60_000)
+
+
+def test_the_new_cluster_form_starts_a_local_cluster_as_chosen(page_lab: tuple[Page, Lab]) -> None:
+    page, lab = page_lab
+    section = page.locator(SECTION)
+    # From the keyboard: the button, then the form (no gateway here: only this server is offered).
+    section.get_by_role("button", name="New cluster with options").focus()
+    page.keyboard.press("Enter")
+    dialog = page.locator(".jp-Dialog")
+    provider = dialog.get_by_label("Runs on")
+    expect(provider).to_be_focused()
+    assert provider.locator("option").all_inner_texts() == ["This Jupyter server"]
+    threads = dialog.get_by_label("Threads per worker")
+    expect(threads).to_have_attribute("placeholder", "default", timeout=30_000)  # Dask decides
+    expect(threads).to_have_value("")
+    expect(dialog.get_by_label("Worker processes")).to_be_checked()
+    assert_accessible(page, ".jp-Dialog")
+    screenshot(page, "local-new-cluster-form")
+    dialog.get_by_label("Workers", exact=True).fill("1")
+    threads.fill("3")
+    threads.press("Enter")  # Enter accepts the form, as in Lab's own dialogs
+
+    card = page.locator(CARD)
+    expect(card.locator(".jp-dashdock-ClusterCard-status")).to_have_text("running", timeout=120_000)
+    cluster_id = card.get_attribute("data-cluster-id") or ""
+    wait_until(lambda: listed(lab, cluster_id)["workers"] == 1)
+    # The option reached the cluster class: its one worker runs 3 threads.
+    assert listed(lab, cluster_id)["threads"] == 3
     card.locator('button[data-action="stop"]').click()
     expect(page.locator(CARD)).to_have_count(0, timeout=60_000)

@@ -8,7 +8,16 @@ from collections.abc import Iterator
 
 import pytest
 from conftest import DaskCluster, screenshot, wait_for_lab
-from helpers import add_source, open_sidebar, pane, pane_frame, plot_item, wait_for_bokeh_plot
+from helpers import (
+    add_source,
+    open_sidebar,
+    pane,
+    pane_frame,
+    plot_item,
+    run_in_notebook,
+    wait_for_bokeh_plot,
+    wait_until,
+)
 from hub import PASSWORD, Hub, start_hub, stop_hub
 from playwright.sync_api import Browser, Page, expect
 
@@ -108,7 +117,40 @@ def test_a_dask_gateway_cluster_from_a_notebook_is_a_source_with_live_panes(
     sidebar = open_sidebar(alice)
     row = sidebar.locator(".jp-dashdock-Source-name", has_text="gateway.ipynb")
     expect(row).to_have_count(1, timeout=180_000)
-    listing = alice.evaluate(
+    source = _kernel_source(alice)
+    assert "/services/dask-gateway/clusters/" in source["url"], source
+    row.click()
+    plot_item(alice, "Task Stream").click()
+    wait_for_bokeh_plot(alice, "Task Stream")
+    plot_item(alice, "Progress").click()
+    wait_for_bokeh_plot(alice, "Progress")
+    screenshot(alice, "jupyterhub-gateway")
+
+    # The notebook replaces its cluster: the notebook's source moves to the new one, the panes follow.
+    run_in_notebook(alice, REPLACE_CLUSTER)
+    moved = wait_until(lambda: (s := _kernel_source(alice))["url"] != source["url"] and s, timeout=180)
+    assert "/services/dask-gateway/clusters/" in moved["url"], moved
+    for name in ("Task Stream", "Progress"):
+        pane_id = pane(alice, name).get_attribute("id")
+        alice.evaluate("id => window.jupyterapp.shell.activateById(id)", pane_id)
+        expect(pane(alice, name)).to_have_attribute("data-status", "live", timeout=60_000)
+        wait_for_bokeh_plot(alice, name)
+    run_in_notebook(alice, "cluster.close()")  # the gateway's next user starts with no clusters
+    alice.context.close()
+
+
+REPLACE_CLUSTER = """
+cluster.close()
+cluster = gateway.new_cluster()
+cluster.scale(1)
+client = cluster.get_client()
+client.wait_for_workers(1, timeout=120)
+"""
+
+
+def _kernel_source(page: Page) -> dict:
+    """The notebook's source, as the user's dashdock API lists it."""
+    listing = page.evaluate(
         """async () => {
             const xsrf = document.cookie.match(/_xsrf=([^;]+)/)?.[1] || '';
             const url = window.jupyterapp.serviceManager.serverSettings.baseUrl + 'dashdock/api/sources';
@@ -118,11 +160,66 @@ def test_a_dask_gateway_cluster_from_a_notebook_is_a_source_with_live_panes(
     )
     assert "sources" in listing, listing
     [source] = [s for s in listing["sources"] if s["kind"] == "kernel"]
-    assert "/services/dask-gateway/clusters/" in source["url"], source
-    row.click()
+    return source
+
+
+# The workers a Dask plot shows: the distinct values of its data sources' `worker` column.
+_WORKERS_SHOWN = """() => {
+    const workers = new Set();
+    for (const model of Bokeh.documents[0].all_models) {
+        if (!model.data) continue;
+        const data = model.data instanceof Map ? Object.fromEntries(model.data) : model.data;
+        for (const worker of data.worker || []) workers.add(String(worker));
+    }
+    return workers.size;
+}"""
+
+
+def test_gateway_clusters_are_made_scaled_and_stopped_from_the_sidebar(browser: Browser, hub: Hub) -> None:
+    alice = _log_in(browser, hub, "alice")
+    alice.goto(f"{hub.url}user/alice/lab/workspaces/gateway-sidebar")
+    wait_for_lab(alice)
+    sidebar = open_sidebar(alice)
+
+    # The form: where it runs, then the gateway's own options (its Worker cores field, max 2).
+    sidebar.get_by_role("button", name="New cluster with options").click()
+    dialog = alice.locator(".jp-Dialog")
+    expect(dialog.locator('select[name="provider"]')).to_have_value("gateway")
+    cores = dialog.get_by_label("Worker cores")
+    expect(cores).to_have_value("1", timeout=30_000)
+    expect(cores).to_have_attribute("max", "2")
+    cores.fill("2")
+    dialog.get_by_label("Workers", exact=True).fill("1")
+    screenshot(alice, "gateway-new-cluster-form")
+    dialog.get_by_role("button", name="Start").click()
+
+    card = sidebar.locator(".jp-dashdock-ClusterCard", has=alice.locator(".jp-dashdock-ClusterCard-provider"))
+    expect(card).to_have_count(1, timeout=60_000)
+    expect(card.locator(".jp-dashdock-ClusterCard-provider")).to_have_text("Gateway")
+    expect(card.locator(".jp-dashdock-ClusterCard-status")).to_have_text("running", timeout=180_000)
+    expect(card.locator('button[data-action="restart"]')).to_be_hidden()
+    # Its dashboard is a source; its plots dock as panes and draw live through the hub's proxy.
+    source = sidebar.locator(".jp-dashdock-Source-name", has_text="Gateway ")
+    expect(source).to_have_count(1, timeout=60_000)
+    source.click()
     plot_item(alice, "Task Stream").click()
     wait_for_bokeh_plot(alice, "Task Stream")
-    plot_item(alice, "Progress").click()
-    wait_for_bokeh_plot(alice, "Progress")
-    screenshot(alice, "jupyterhub-gateway")
+    plot_item(alice, "Workers Memory").click()
+    wait_for_bokeh_plot(alice, "Workers Memory")
+    memory = pane_frame(alice, "Workers Memory")
+    wait_until(lambda: memory.evaluate(_WORKERS_SHOWN) == 1)
+
+    # Scale to 2 from the card: the pane shows two workers, the card two workers of 2 threads each.
+    card.get_by_label("Workers", exact=True).fill("2")
+    card.locator('button[data-action="scale"]').click()
+    wait_until(lambda: memory.evaluate(_WORKERS_SHOWN) == 2)
+    expect(card.locator("dd").nth(1)).to_have_text("2", timeout=60_000)
+    expect(card.locator("dd").nth(2)).to_have_text("4")
+    screenshot(alice, "gateway-sidebar-scaled")
+
+    # Shut down (the gateway cannot count running tasks, so it asks): card and source go.
+    card.locator('button[data-action="stop"]').click()
+    alice.locator(".jp-Dialog").get_by_role("button", name="Shut down").click()
+    expect(card).to_have_count(0, timeout=60_000)
+    expect(source).to_have_count(0, timeout=30_000)
     alice.context.close()

@@ -40,8 +40,11 @@ class ClusterFactory:
                 log.info("dashdock: a new cluster gets max_workers (%d) workers, under one a core", workers)
         return replace(self, workers=workers, adapt=adapt, kwargs=kwargs)
 
-    def spec(self, workers: int | None, adapt: dict[str, int] | None) -> dict[str, Any]:
-        kwargs = dict(self.kwargs)
+    def spec(
+        self, workers: int | None, adapt: dict[str, int] | None, chosen: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """What the cluster host creates; ``chosen``: the values of the "New cluster" form."""
+        kwargs = {**self.kwargs, **(chosen or {})}
         if adapt is None and workers is None:
             workers, adapt = self.workers, self.adapt
         if self.cluster_class in _LOCAL_CLUSTER_NAMES:

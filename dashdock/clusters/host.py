@@ -24,7 +24,7 @@ def _emit(message: dict[str, Any]) -> None:
     sys.stdout.flush()
 
 
-def _import_class(path: str) -> type:
+def import_class(path: str) -> type:
     module_name, _, class_name = path.rpartition(".")
     if not module_name:
         raise ImportError(f"'{path}' is not a dotted path such as distributed.LocalCluster")
@@ -89,7 +89,7 @@ class _Host:
         self.cluster: Any = None
 
     async def create(self, workers: int | None, adapt: dict[str, int] | None) -> None:
-        cluster_class = _import_class(self.spec["class"])
+        cluster_class = import_class(self.spec["class"])
         args, kwargs = self.spec.get("args", []), dict(self.spec.get("kwargs", {}))
         size = adapt["minimum"] if adapt else workers
         if "n_workers" in kwargs and size is not None:

@@ -22,6 +22,8 @@ import sys
 from typing import Any
 
 from dashdock.clusters.config import ClusterFactory
+from dashdock.clusters.form import FormField, fields_of_class, parse_values
+from dashdock.clusters.host import import_class
 from dashdock.clusters.limits import ClusterLimits
 from dashdock.errors import Conflict, DashdockError, Failed, NotFound, OverLimit, TimedOut
 from dashdock.ids import new_source_id
@@ -55,6 +57,7 @@ class ManagedCluster:
         return {
             "id": self.id,
             "name": self.name,
+            "provider": "local",
             "status": self.status,
             "scheduler": self.info.get("scheduler"),
             "dashboard": self.info.get("dashboard"),
@@ -145,6 +148,7 @@ class ClusterManager:
         # What max_clusters counts: hosts from the moment one is decided on until it has been closed
         # (a shut-down cluster leaves the listing at once but holds its slot while its workers close).
         self._hosts = 0
+        self._form: list[FormField] | None = None
 
     def list(self) -> list[ManagedCluster]:
         return list(self._clusters.values())
@@ -155,10 +159,21 @@ class ClusterManager:
         except KeyError:
             raise NotFound("There is no cluster with this id.") from None
 
+    async def form(self) -> list[FormField]:
+        """The fields of the "New cluster" form for the configured class (see form.py)."""
+        if self._form is None:
+            self._form = await asyncio.to_thread(_class_form, self.factory)
+        return self._form
+
     async def start(
-        self, name: str | None = None, workers: int | None = None, adapt: dict[str, int] | None = None
+        self,
+        name: str | None = None,
+        workers: int | None = None,
+        adapt: dict[str, int] | None = None,
+        options: object = None,
     ) -> ManagedCluster:
         self.limits.check(workers, adapt)
+        chosen = parse_values(await self.form(), options) if options else {}
         # The slot is taken before the first await: requests that arrive while hosts are still
         # starting (which takes seconds) see it taken, so no more than max_clusters hosts ever run.
         if self._hosts >= self.limits.max_clusters:
@@ -169,7 +184,7 @@ class ClusterManager:
             )
         self._hosts += 1
         cluster_id = new_source_id()  # a cluster's dashboard is the source of the same id
-        spec = json.dumps(self.factory.spec(workers, adapt)) + "\n"
+        spec = json.dumps(self.factory.spec(workers, adapt, chosen)) + "\n"
         env = {key: value for key, value in os.environ.items() if key not in _HOST_ENV_DROP}
         try:
             process = await asyncio.create_subprocess_exec(
@@ -257,6 +272,17 @@ class ClusterManager:
 
     async def close_all(self) -> None:
         await asyncio.gather(*(self.stop(cluster_id) for cluster_id in list(self._clusters)))
+
+
+def _class_form(factory: ClusterFactory) -> list[FormField]:
+    """Import the cluster class (in a thread: imports block) and describe its form."""
+    try:
+        cluster_class = import_class(factory.cluster_class)
+    except Exception as exc:  # a class that fails to import must say so, not break the server
+        raise Failed(
+            f"The cluster class {factory.cluster_class} could not be imported: {type(exc).__name__}: {exc}"
+        ) from None
+    return fields_of_class(cluster_class, factory.kwargs)
 
 
 def _stopped_while_starting(cluster: ManagedCluster) -> Conflict:

@@ -157,8 +157,7 @@ class SourceRegistry:
         """Create a source the server runs or found (a managed cluster, a notebook's client; trusted,
         never saved), or move it to another dashboard. A move counts as a loss for its open
         plots, so their panes reload onto it."""
-        dashboard = parse_dashboard_url(dashboard_url)
-        root = DashboardURL(dashboard.target, dashboard.path.removesuffix("/status"))
+        root = _dashboard_root(dashboard_url)
         source = self._sources.get(source_id)
         if source is None:
             source = Source(source_id, name, kind, root, Health("up", "", time.time()))
@@ -170,6 +169,14 @@ class SourceRegistry:
             self._mark(source, "unknown", "")
         source.name = name
         return source
+
+    def source_showing(self, dashboard_url: str) -> Source | None:
+        """The source whose dashboard is at ``dashboard_url`` (its ``/status`` page or root), if any."""
+        try:
+            root = _dashboard_root(dashboard_url)
+        except TargetError:
+            return None
+        return next((source for source in self._sources.values() if source.dashboard == root), None)
 
     async def set_alerts(self, source_id: str, on: bool) -> Source:
         """Mute or unmute a source's alerts; a user-added source keeps the choice in the sources file."""
@@ -328,3 +335,9 @@ class SourceRegistry:
                 "dashdock: %d saved sources are disabled (listed in the sidebar with the reason)",
                 len(self._disabled),
             )
+
+
+def _dashboard_root(dashboard_url: str) -> DashboardURL:
+    """Where a dashboard's plots live: a link to its ``/status`` page without that page."""
+    dashboard = parse_dashboard_url(dashboard_url)
+    return DashboardURL(dashboard.target, dashboard.path.removesuffix("/status"))

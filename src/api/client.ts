@@ -8,8 +8,11 @@ import { ServerConnection } from '@jupyterlab/services';
 import {
   IAlert,
   IAlertSettings,
+  ClusterProvider,
   ICluster,
   IClusterListing,
+  IClusterRequest,
+  IFormField,
   ICredentials,
   IHistoryRun,
   IHistoryRunDetail,
@@ -208,13 +211,21 @@ export function listClusters(): Promise<IClusterListing> {
   return requestAPI<IClusterListing>('clusters');
 }
 
-export function startCluster(
-  options: { name?: string; workers?: number } = {}
-): Promise<ICluster> {
+export function startCluster(request: IClusterRequest = {}): Promise<ICluster> {
   return requestAPI<ICluster>('clusters', {
     method: 'POST',
-    body: JSON.stringify(options)
+    body: JSON.stringify(request)
   });
+}
+
+/** The fields of the "New cluster" form of a provider. */
+export async function clusterForm(
+  provider: ClusterProvider
+): Promise<IFormField[]> {
+  const form = await requestAPI<{ fields: IFormField[] }>(
+    `clusters/forms/${provider}`
+  );
+  return form.fields;
 }
 
 export function changeCluster(

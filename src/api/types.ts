@@ -56,6 +56,8 @@ export interface ICredentials {
 export interface ICluster {
   id: string;
   name: string;
+  /** Who runs it: this Jupyter server (`local`) or the user's Dask Gateway. */
+  provider: ClusterProvider;
   status: 'starting' | 'running' | 'closing' | 'stopped';
   scheduler: string | null;
   dashboard: string | null;
@@ -67,6 +69,35 @@ export interface ICluster {
   tasks: number | null;
   /** The source id of its dashboard, once running. */
   source: string | null;
+}
+
+/** Who runs a cluster: this Jupyter server, or the user's Dask Gateway. */
+export type ClusterProvider = 'local' | 'gateway';
+
+/**
+ * One field of the "New cluster" form, as the server describes it (a gateway's cluster options,
+ * or the keyword arguments of the local cluster class).
+ */
+export interface IFormField {
+  name: string;
+  label: string;
+  type: 'int' | 'float' | 'string' | 'bool' | 'select' | 'mapping';
+  default: unknown;
+  min?: number;
+  max?: number;
+  options?: string[];
+}
+
+/**
+ * What "New cluster" asks the server for.
+ */
+export interface IClusterRequest {
+  provider?: ClusterProvider;
+  name?: string;
+  workers?: number;
+  adapt?: { minimum: number; maximum: number };
+  /** The form's values, by field name. */
+  options?: Record<string, unknown>;
 }
 
 /**
@@ -127,6 +158,8 @@ export interface ISourceListing {
 export interface IClusterListing {
   clusters: ICluster[];
   limits: IClusterLimits;
+  /** The configured Dask Gateway and why listing its clusters failed (''), or null without one. */
+  gateway: { address: string | null; error: string } | null;
 }
 
 /**

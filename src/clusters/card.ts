@@ -44,6 +44,11 @@ export class ClusterCard {
       'Drag into a notebook to insert the code that connects to this cluster'
     );
     this._name = element('span', 'jp-dashdock-ClusterCard-name', header);
+    this._provider = element(
+      'span',
+      'jp-dashdock-ClusterCard-provider',
+      header
+    );
     this._status = element('span', 'jp-dashdock-ClusterCard-status', header);
     makeDraggable(header, {
       action: 'copy',
@@ -177,6 +182,12 @@ export class ClusterCard {
     this.node.classList.toggle('jp-mod-busy', busy);
     this.node.setAttribute('aria-busy', String(busy));
     this._name.textContent = cluster.name;
+    // A gateway's clusters are the user's anywhere; the gateway cannot restart one in place.
+    const onGateway = cluster.provider === 'gateway';
+    this._provider.textContent = onGateway ? trans.__('Gateway') : '';
+    this._provider.hidden = !onGateway;
+    this.node.querySelector<HTMLElement>('[data-action="restart"]')!.hidden =
+      onGateway;
     this._status.className = `jp-dashdock-ClusterCard-status jp-mod-${cluster.status}`;
     this._status.textContent = busy
       ? trans.__('working…')
@@ -328,6 +339,7 @@ export class ClusterCard {
   private _trans: TranslationBundle;
   private _onEdit?: (id: string) => void;
   private _name: HTMLElement;
+  private _provider: HTMLElement;
   private _status: HTMLElement;
   private _facts: HTMLElement;
   private _error: HTMLElement;

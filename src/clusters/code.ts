@@ -17,6 +17,16 @@ const JUPYTER_CELLS_MIME = 'application/vnd.jupyter.cells';
  * The code that connects a notebook to a cluster.
  */
 export function clientCode(cluster: ICluster): string {
+  if (cluster.provider === 'gateway') {
+    // The gateway's client connects through its proxy, with the user's credentials.
+    return [
+      'from dask_gateway import Gateway',
+      '',
+      `cluster = Gateway().connect("${cluster.name}")`,
+      'client = cluster.get_client()',
+      'client'
+    ].join('\n');
+  }
   return [
     'from dask.distributed import Client',
     '',

@@ -16,7 +16,12 @@ import {
   startCluster,
   stopCluster
 } from '../api/client';
-import { ICluster, IClusterLimits } from '../api/types';
+import {
+  ICluster,
+  IClusterLimits,
+  IClusterListing,
+  IClusterRequest
+} from '../api/types';
 import { IClustersModel } from '../tokens';
 
 /** The key of a cluster being started, in `busy` and `errors`. */
@@ -81,8 +86,12 @@ export class ClustersModel implements IClustersModel, IDisposable {
     Signal.clearData(this);
   }
 
+  get gateway(): IClusterListing['gateway'] {
+    return this._gateway;
+  }
+
   async refresh(): Promise<void> {
-    const { clusters, limits } = await listClusters();
+    const { clusters, limits, gateway } = await listClusters();
     // A cluster that is gone takes its failure with it.
     let forgot = false;
     for (const id of this._errors.keys()) {
@@ -93,16 +102,18 @@ export class ClustersModel implements IClustersModel, IDisposable {
     if (
       forgot ||
       !JSONExt.deepEqual(clusters as any, this._clusters as any) ||
-      !JSONExt.deepEqual(limits as any, this._limits as any)
+      !JSONExt.deepEqual(limits as any, this._limits as any) ||
+      !JSONExt.deepEqual(gateway as any, this._gateway as any)
     ) {
       this._clusters = clusters;
       this._limits = limits;
+      this._gateway = gateway ?? null;
       this._changed.emit();
     }
   }
 
-  async start(): Promise<ICluster | null> {
-    const cluster = await this._run(NEW, () => startCluster());
+  async start(request: IClusterRequest = {}): Promise<ICluster | null> {
+    const cluster = await this._run(NEW, () => startCluster(request));
     if (cluster) {
       this._onStarted?.(cluster);
     }
@@ -150,6 +161,7 @@ export class ClustersModel implements IClustersModel, IDisposable {
 
   private _clusters: ICluster[] = [];
   private _limits: IClusterLimits | null = null;
+  private _gateway: IClusterListing['gateway'] = null;
   private _busy = new Set<string>();
   private _errors = new Map<string, string>();
   private _onStarted?: (cluster: ICluster) => void;

@@ -42,7 +42,23 @@ export class ClustersSection extends Widget {
     this._create.title = trans.__(
       'Start a Dask cluster managed by this Jupyter server'
     );
+    const withOptions = element(
+      'button',
+      'jp-dashdock-ClusterButton jp-mod-styled',
+      header
+    );
+    withOptions.dataset.action = 'form';
+    withOptions.textContent = trans.__('With options…');
+    withOptions.setAttribute(
+      'aria-label',
+      trans.__('New cluster with options')
+    );
+    withOptions.title = trans.__(
+      'Choose where a new cluster runs (this server or the Dask Gateway), its options and size'
+    );
     this._limits = element('div', 'jp-dashdock-Clusters-limits', this.node);
+    this._gateway = element('div', 'jp-dashdock-Clusters-gateway', this.node);
+    this._gateway.setAttribute('role', 'status');
     this._error = element('div', 'jp-dashdock-Clusters-error', this.node);
     this._error.setAttribute('role', 'alert');
     this._cardList = element('div', 'jp-dashdock-Clusters-cards', this.node);
@@ -107,6 +123,12 @@ export class ClustersSection extends Widget {
         return;
       }
       void this._commands.execute(CommandIDs.launchCluster);
+      return;
+    }
+    if (button.dataset.action === 'form') {
+      if (!this._model.busy.has('new')) {
+        void this._commands.execute(CommandIDs.newClusterForm);
+      }
       return;
     }
     const id = button.closest<HTMLElement>('.jp-dashdock-ClusterCard')?.dataset
@@ -227,6 +249,11 @@ export class ClustersSection extends Widget {
           'Limits set on the Jupyter server (DashdockApp.max_workers and DashdockApp.max_clusters)'
         )
       : '';
+    const gateway = this._model.gateway;
+    this._gateway.textContent = gateway?.error
+      ? trans.__('Dask Gateway: %1', gateway.error)
+      : '';
+    this._gateway.hidden = !gateway?.error;
     this._error.textContent = this._model.error;
     this._error.hidden = !this._model.error;
     const clusters = this._model.clusters;
@@ -242,6 +269,7 @@ export class ClustersSection extends Widget {
   private _trans: TranslationBundle;
   private _create: HTMLButtonElement;
   private _limits: HTMLElement;
+  private _gateway: HTMLElement;
   private _error: HTMLElement;
   private _cardList: HTMLElement;
   private _empty: HTMLElement;

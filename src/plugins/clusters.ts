@@ -7,7 +7,9 @@ import { IConsoleTracker } from '@jupyterlab/console';
 import { INotebookTracker } from '@jupyterlab/notebook';
 import { ITranslator, nullTranslator } from '@jupyterlab/translation';
 
+import type { ClusterProvider } from '../api/types';
 import { clientCode, insertCode } from '../clusters/code';
+import { askNewCluster } from '../clusters/form';
 import { ClustersModel } from '../clusters/model';
 import {
   CommandIDs,
@@ -52,6 +54,21 @@ export const clustersPlugin: JupyterFrontEndPlugin<IClustersModel> = {
       execute: () => model.start()
     });
 
+    app.commands.addCommand(CommandIDs.newClusterForm, {
+      label: trans.__('New Dask Cluster…'),
+      caption: trans.__(
+        'Choose where a new Dask cluster runs (this server or the Dask Gateway), its options and size'
+      ),
+      describedBy: { args: { type: 'object', properties: {} } },
+      execute: async () => {
+        const providers: ClusterProvider[] = model.gateway
+          ? ['local', 'gateway']
+          : ['local'];
+        const request = await askNewCluster(providers, trans);
+        return request ? model.start(request) : null;
+      }
+    });
+
     app.commands.addCommand(CommandIDs.insertClientCode, {
       label: trans.__('Insert Dask Client Code'),
       caption: trans.__(
@@ -76,10 +93,12 @@ export const clustersPlugin: JupyterFrontEndPlugin<IClustersModel> = {
       }
     });
 
-    palette?.addItem({
-      command: CommandIDs.launchCluster,
-      category: trans.__('Dask')
-    });
+    for (const command of [
+      CommandIDs.launchCluster,
+      CommandIDs.newClusterForm
+    ]) {
+      palette?.addItem({ command, category: trans.__('Dask') });
+    }
     return model;
   }
 };

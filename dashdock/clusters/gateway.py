@@ -1,0 +1,315 @@
+"""The user's dask-gateway clusters: listed, created, resized and stopped through the gateway's API.
+
+The Jupyter server talks to the gateway as the user's notebooks do, with dask-gateway's own client
+(asynchronous, on the server's loop) and the credentials the server holds: under JupyterHub the
+server's ``JUPYTERHUB_API_TOKEN`` (``auth = "jupyterhub"``), else Kerberos or basic auth as
+configured. Unset traits fall back to Dask's config and so to the ``DASK_GATEWAY__*`` environment
+that DaskHub deployments set.
+
+A running cluster's dashboard becomes a source, except one a notebook's client already shows (its
+kernel's source is the one that follows the notebook when it replaces its cluster). A cluster made
+elsewhere gets its own source only once it has been running for a while, so a notebook that has
+just made one is found by kernel discovery first.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from dashdock.clusters.form import FormField, fields_of_gateway, parse_values
+from dashdock.clusters.limits import ClusterLimits
+from dashdock.errors import Conflict, DashdockError, Failed, Invalid, NotFound, TimedOut, Unavailable
+from dashdock.sources.registry import SourceRegistry
+
+# A cluster another program made becomes a source after this long unless a notebook shows it.
+UNCLAIMED_AFTER = 30.0
+MAX_LISTED = 100
+# How often a new cluster is looked at until it runs, to give it the size asked for.
+SIZE_POLL = 1.0
+_ACTIVE = ("PENDING", "RUNNING", "STOPPING")
+
+
+@dataclass(frozen=True)
+class GatewaySettings:
+    """Where the gateway is and how to authenticate (``None``: dask-gateway's config decides)."""
+
+    address: str | None
+    proxy_address: str | None
+    public_address: str | None
+    auth: str | None
+    timeout: float
+
+    @property
+    def configured(self) -> bool:
+        if self.address:
+            return True
+        import dask.config
+
+        return bool(dask.config.get("gateway.address", default=None))
+
+
+class GatewayClusters:
+    """The clusters the user has on one dask-gateway, by the ids dashdock gives them."""
+
+    def __init__(
+        self, settings: GatewaySettings, registry: SourceRegistry, limits: ClusterLimits, log: logging.Logger
+    ) -> None:
+        self.settings = settings
+        self.limits = limits
+        self._registry = registry
+        self._log = log
+        self._client: Any = None
+        self._names: dict[str, str] = {}  # cluster id -> gateway cluster name
+        self._made_here: set[str] = set()
+        self._adapt: dict[str, dict[str, int]] = {}
+        self._sources: set[str] = set()
+        self._sizing: dict[str, asyncio.Task[None]] = {}  # cluster id -> its size, given once it runs
+
+    @property
+    def address(self) -> str | None:
+        return self._client.address if self._client is not None else self.settings.address
+
+    def owns(self, cluster_id: str) -> bool:
+        return cluster_id in self._names
+
+    async def list(self) -> list[dict[str, Any]]:
+        """The user's active clusters, each as the clusters API describes one; their sources follow."""
+        reports = await self._call("list the clusters", lambda gateway: gateway.list_clusters())
+        reports = [r for r in reports if r.status.name in _ACTIVE][:MAX_LISTED]
+        described = await asyncio.gather(*(self._describe(report) for report in reports))
+        self._names = {cluster_id_for(report.name): report.name for report in reports}
+        for source_id in self._sources - {c["source"] for c in described if c["source"]}:
+            self._registry.unregister(source_id)
+        self._sources &= {c["source"] for c in described}
+        return list(described)
+
+    async def form(self) -> list[FormField]:
+        options = await self._call("read the cluster options", lambda gateway: gateway.cluster_options())
+        return fields_of_gateway(options)
+
+    async def start(
+        self, values: object, workers: int | None, adapt: dict[str, int] | None
+    ) -> dict[str, Any]:
+        """Submit a cluster with the form's values; it gets its size once it runs (the gateway starts it
+        without workers, and resizes only running clusters)."""
+        self.limits.check(workers, adapt)
+        options = await self._call("read the cluster options", lambda gateway: gateway.cluster_options())
+        for name, value in parse_values(fields_of_gateway(options), values or {}).items():
+            try:
+                options[name] = value
+            except (TypeError, ValueError) as exc:
+                raise Invalid(f"The gateway refuses this value of '{name}': {exc}") from None
+        name = await self._call("create a cluster", lambda gateway: gateway.submit(cluster_options=options))
+        cluster_id = cluster_id_for(name)
+        self._names[cluster_id] = name
+        self._made_here.add(name)
+        if adapt is not None or workers:
+            self._sizing[cluster_id] = asyncio.ensure_future(
+                self._size_once_running(cluster_id, name, workers, adapt)
+            )
+        return {"id": cluster_id, "name": name, "provider": "gateway", "status": "starting"}
+
+    async def scale(self, cluster_id: str, workers: int) -> str:
+        """Scale to ``workers``; returns what the gateway did instead (its limit), else ''."""
+        self.limits.check(workers, None)
+        said = await self._resize(self._name(cluster_id), "scale", {"count": workers})
+        self._adapt.pop(cluster_id, None)
+        self._stop_sizing(cluster_id)  # the user's size, not the one asked for at the start
+        return said
+
+    async def adapt(self, cluster_id: str, minimum: int, maximum: int) -> str:
+        """Adapt between the bounds; returns what the gateway did instead (its limit), else ''."""
+        self.limits.check(None, {"minimum": minimum, "maximum": maximum})
+        bounds = {"minimum": minimum, "maximum": maximum}
+        said = await self._resize(self._name(cluster_id), "adapt", {**bounds, "active": True})
+        self._adapt[cluster_id] = bounds
+        self._stop_sizing(cluster_id)
+        return said
+
+    async def stop(self, cluster_id: str) -> None:
+        name = self._name(cluster_id)
+        await self._call("stop the cluster", lambda gateway: gateway.stop_cluster(name))
+        self._stop_sizing(cluster_id)
+        self._names.pop(cluster_id, None)
+        self._adapt.pop(cluster_id, None)
+        if cluster_id in self._sources:
+            self._sources.discard(cluster_id)
+            self._registry.unregister(cluster_id)
+
+    async def close(self) -> None:
+        for cluster_id in list(self._sizing):
+            self._stop_sizing(cluster_id)
+        if self._client is not None:
+            client, self._client = self._client, None
+            await client.close()
+
+    async def _size_once_running(
+        self, cluster_id: str, name: str, workers: int | None, adapt: dict[str, int] | None
+    ) -> None:
+        """Give a new cluster the size asked for when it was made, as soon as it runs."""
+        try:
+            while True:
+                report = await self._call(
+                    "look at the new cluster", lambda gateway: gateway.get_cluster(name)
+                )
+                if report.status.name != "PENDING":
+                    break
+                await asyncio.sleep(SIZE_POLL)
+            if report.status.name != "RUNNING":
+                return  # it failed to start, or was stopped: there is nothing to size
+            if adapt is not None:
+                said = await self._resize(name, "adapt", {**adapt, "active": True})
+                self._adapt[cluster_id] = dict(adapt)
+            else:
+                said = await self._resize(name, "scale", {"count": workers})
+            if said:
+                self._log.warning("dashdock: gateway cluster %s: %s", name, said)
+        except DashdockError as exc:
+            self._log.warning(
+                "dashdock: gateway cluster %s did not get the size asked for: %s", name, exc.reason
+            )
+        finally:
+            if self._sizing.get(cluster_id) is asyncio.current_task():
+                del self._sizing[cluster_id]
+
+    def _stop_sizing(self, cluster_id: str) -> None:
+        task = self._sizing.pop(cluster_id, None)
+        if task is not None and task is not asyncio.current_task():
+            task.cancel()
+
+    async def _resize(self, name: str, op: str, request: dict[str, object]) -> str:
+        """Ask the gateway to ``scale`` or ``adapt`` a cluster; returns what it did instead, else ''.
+
+        A request over the gateway's cluster_max_workers is cut down to that limit and answered with
+        a message, which dask-gateway's ``scale_cluster``/``adapt_cluster`` only turn into a Python
+        warning in the server's log; its request method hands the answer back to be told to the user.
+        """
+        doing = "scale the cluster" if op == "scale" else "make the cluster adaptive"
+
+        async def send(gateway: Any) -> str:
+            url = f"{gateway.address}/api/v1/clusters/{name}/{op}"
+            response = await gateway._request("POST", url, json=request)
+            try:
+                answer = await response.json()
+            except Exception:  # an answer without a body: nothing was changed from the request
+                return ""
+            if not isinstance(answer, dict) or answer.get("ok", True) or not answer.get("msg"):
+                return ""
+            return f"The Dask Gateway limits this cluster: {str(answer['msg'])[:500]}"
+
+        said: str = await self._call(doing, send)
+        return said
+
+    def _name(self, cluster_id: str) -> str:
+        try:
+            return self._names[cluster_id]
+        except KeyError:
+            raise NotFound("There is no gateway cluster with this id (it may have stopped).") from None
+
+    async def _describe(self, report: Any) -> dict[str, Any]:
+        cluster_id = cluster_id_for(report.name)
+        running = report.status.name == "RUNNING"
+        source = self._source_for(cluster_id, report) if running else None
+        workers, threads, memory = 0, 0, 0
+        if source is not None:
+            try:
+                listed = await self._registry.workers(source)
+            except DashdockError:
+                listed = []
+            workers = len(listed)
+            threads = sum(worker.threads or 0 for worker in listed)
+            memory = sum(worker.memory_limit or 0 for worker in listed)
+        return {
+            "id": cluster_id,
+            "name": report.name,
+            "provider": "gateway",
+            "status": {"PENDING": "starting", "RUNNING": "running"}.get(report.status.name, "closing"),
+            "scheduler": report.scheduler_address,
+            "dashboard": report.dashboard_link,
+            "workers": workers,
+            "threads": threads,
+            "memory": memory,
+            "adapt": self._adapt.get(cluster_id),
+            "tasks": None,  # the gateway does not say; shutting down asks first
+            "source": source,
+        }
+
+    def _source_for(self, cluster_id: str, report: Any) -> str | None:
+        """The source showing this cluster's dashboard: a notebook's, else one of its own."""
+        link = report.dashboard_link
+        if not isinstance(link, str) or not link.startswith(("http://", "https://")):
+            return None
+        shown = self._registry.source_showing(link)
+        if shown is not None and shown.id != cluster_id:
+            return shown.id
+        started = report.start_time.timestamp() if report.start_time else 0.0
+        if report.name not in self._made_here and time.time() - started < UNCLAIMED_AFTER:
+            return None  # a notebook may be about to connect to it: its kernel's source goes first
+        try:
+            self._registry.point(cluster_id, f"Gateway {report.name[:12]}", "cluster", link)
+        except DashdockError as exc:
+            self._log.warning("dashdock: the dashboard of gateway cluster %s: %s", report.name, exc.reason)
+            return None
+        self._sources.add(cluster_id)
+        return cluster_id
+
+    async def _call(self, doing: str, operation: Any) -> Any:
+        """``operation(gateway)`` within the timeout, its failures said for people."""
+        try:
+            gateway = self._gateway()
+            return await asyncio.wait_for(operation(gateway), self.settings.timeout)
+        except TimeoutError:
+            raise TimedOut(
+                f"The Dask Gateway did not answer in {self.settings.timeout:g} s when asked to {doing}."
+            ) from None
+        except DashdockError:
+            raise
+        except Exception as exc:  # dask-gateway and aiohttp errors of every kind, said for people
+            raise _said(doing, exc) from exc
+
+    def _gateway(self) -> Any:
+        if self._client is None:
+            try:
+                from dask_gateway import Gateway
+            except ImportError:
+                raise Unavailable(
+                    "A Dask Gateway is configured, but dask-gateway is not installed in the Jupyter "
+                    "server's environment (pip install dask-gateway)."
+                ) from None
+            settings = self.settings
+            try:
+                self._client = Gateway(
+                    address=settings.address,
+                    proxy_address=settings.proxy_address,
+                    public_address=settings.public_address,
+                    auth=settings.auth,
+                    asynchronous=True,
+                )
+            except (ValueError, TypeError, ImportError) as exc:
+                raise Invalid(f"The Dask Gateway settings are not usable: {exc}") from None
+        return self._client
+
+
+def cluster_id_for(name: str) -> str:
+    """A gateway cluster's id in dashdock (also its source's): stable, and a source id's shape."""
+    return hashlib.sha256(f"gateway:{name}".encode()).hexdigest()[:12]
+
+
+def _said(doing: str, exc: Exception) -> DashdockError:
+    status = getattr(exc, "status", None)
+    text = str(exc) or type(exc).__name__
+    if status in (401, 403):
+        return Unavailable(
+            f"The Dask Gateway refused this server's credentials when asked to {doing} (HTTP {status}). "
+            "Check c.DashdockApp.gateway_auth (or gateway.auth in Dask's config)."
+        )
+    if type(exc).__name__ == "GatewayClusterError":
+        return Conflict(f"The Dask Gateway could not {doing}: {text}")
+    if isinstance(exc, ValueError):
+        return Failed(f"The Dask Gateway could not {doing}: {text}")
+    return Unavailable(f"The Dask Gateway is not reachable to {doing}: {text}")
