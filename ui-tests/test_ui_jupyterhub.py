@@ -51,6 +51,24 @@ def _status(page: Page, url: str, token: str | None = None) -> int:
     return page.request.get(url, headers=headers, max_redirects=0).status
 
 
+def _run_notebook(page: Page, hub: Hub, user: str, path: str, cells: list[str]) -> None:
+    """Write a notebook into the user's home, open it in a workspace of its own and run it all."""
+    page.goto(f"{hub.url}user/{user}/lab/workspaces/{path.removesuffix('.ipynb')}")
+    wait_for_lab(page)
+    page.evaluate(
+        """([path, cells]) => window.jupyterapp.serviceManager.contents.save(path, {
+            type: 'notebook', format: 'json',
+            content: {cells: cells.map(source => ({cell_type: 'code', source, metadata: {}, outputs: [],
+                                                   execution_count: null})),
+                      metadata: {kernelspec: {name: 'python3', display_name: 'Python 3', language: 'python'}},
+                      nbformat: 4, nbformat_minor: 5}})""",
+        [path, cells],
+    )
+    page.evaluate("path => window.jupyterapp.commands.execute('docmanager:open', {path})", path)
+    page.wait_for_selector(IDLE, timeout=60_000)
+    page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+
+
 def test_panes_work_through_the_hub_and_users_are_kept_apart(
     browser: Browser, hub: Hub, dask_cluster: DaskCluster
 ) -> None:
@@ -82,6 +100,61 @@ def test_panes_work_through_the_hub_and_users_are_kept_apart(
     bob.context.close()
 
 
+LOCAL_NOTEBOOK = [
+    "from distributed import Client, LocalCluster\n"
+    "cluster = LocalCluster(n_workers=1, threads_per_worker=1, processes=False, protocol='tcp',\n"
+    "                       host='127.0.0.1', dashboard_address='127.0.0.1:0')\n"
+    "client = Client(cluster)\n"
+    "client",
+    "import dashdock\ndashdock.show(client, 'progress')",
+    "print(client.dashboard_link)",
+]
+
+
+def test_a_notebooks_repr_inline_plot_and_dashboard_link_work_through_the_hub(
+    browser: Browser, hub: Hub
+) -> None:
+    bob = _log_in(browser, hub, "bob")
+    _run_notebook(bob, hub, "bob", "local.ipynb", LOCAL_NOTEBOOK)
+
+    # The client's repr is live: the scheduler's numbers, fetched through the hub's proxy.
+    client_repr = bob.locator(".jp-dashdock-ClientRepr").first
+    expect(client_repr.locator(".jp-dashdock-ClientRepr-status")).to_have_attribute(
+        "data-status", "live", timeout=90_000
+    )
+    expect(client_repr.locator('dd[data-fact="workers"]')).to_have_text("1")
+    # The plot under the second cell draws, sandboxed, from Bob's server.
+    handle = bob.locator(".jp-dashdock-InlinePlot iframe").element_handle(timeout=60_000)
+    inline = handle.content_frame() if handle else None
+    assert inline is not None
+    inline.wait_for_function(
+        "() => window.Bokeh && Bokeh.documents.length > 0 && Bokeh.documents[0].roots().length > 0",
+        timeout=45_000,
+    )
+    assert inline.url.startswith(f"{hub.url}user/bob/dashdock/view/"), inline.url
+    assert inline.evaluate("() => window.origin") == "null"
+
+    # The kernel's client.dashboard_link is a path through Bob's dashdock: it opens Dask's status page.
+    printed = bob.locator(".jp-Notebook .jp-Cell").nth(2).locator(".jp-OutputArea-output")
+    expect(printed).to_contain_text("/user/bob/dashdock/proxy/127.0.0.1:", timeout=60_000)
+    link = printed.inner_text().strip()
+    assert link.startswith("/user/bob/dashdock/proxy/127.0.0.1:") and link.endswith("/status"), link
+    screenshot(bob, "jupyterhub-notebook")
+    tab = bob.context.new_page()
+    tab.goto(f"{hub.url.rstrip('/')}{link}")
+    tab.wait_for_function("() => window.Bokeh && Bokeh.documents.length > 0", timeout=45_000)
+    assert tab.url.startswith(f"{hub.url}user/bob/dashdock/view/"), tab.url
+    tab.close()
+
+    # The same link is Bob's alone: Alice, logged in to the hub, is refused it.
+    alice = _log_in(browser, hub, "alice")
+    assert _status(alice, f"{hub.url.rstrip('/')}{link}") in (302, 403)
+    assert _status(alice, f"{hub.url.rstrip('/')}{link}", hub.token_for("alice")) == 403
+    alice.context.close()
+    run_in_notebook(bob, "client.close(); cluster.close()")
+    bob.context.close()
+
+
 GATEWAY_NOTEBOOK = [
     "from dask_gateway import Gateway\n"
     "gateway = Gateway()  # DaskHub's settings: the gateway through the hub, the hub's auth\n"
@@ -98,20 +171,7 @@ def test_a_dask_gateway_cluster_from_a_notebook_is_a_source_with_live_panes(
 ) -> None:
     alice = _log_in(browser, hub, "alice")
     # A workspace of its own: the panes of the first test stay in Alice's default one.
-    alice.goto(f"{hub.url}user/alice/lab/workspaces/gateway")
-    wait_for_lab(alice)
-    alice.evaluate(
-        """cells => window.jupyterapp.serviceManager.contents.save('gateway.ipynb', {
-            type: 'notebook', format: 'json',
-            content: {cells: cells.map(source => ({cell_type: 'code', source, metadata: {}, outputs: [],
-                                                   execution_count: null})),
-                      metadata: {kernelspec: {name: 'python3', display_name: 'Python 3', language: 'python'}},
-                      nbformat: 4, nbformat_minor: 5}})""",
-        GATEWAY_NOTEBOOK,
-    )
-    alice.evaluate("() => window.jupyterapp.commands.execute('docmanager:open', {path: 'gateway.ipynb'})")
-    alice.wait_for_selector(IDLE, timeout=60_000)
-    alice.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+    _run_notebook(alice, hub, "alice", "gateway.ipynb", GATEWAY_NOTEBOOK)
 
     # The client's dashboard is a path under the gateway's proxy, not a host:port: still a source.
     sidebar = open_sidebar(alice)
