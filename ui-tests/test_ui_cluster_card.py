@@ -82,6 +82,10 @@ def test_a_cluster_card_used_from_the_keyboard(page_lab: tuple[Page, Lab]) -> No
     empty = section.locator(".jp-dashdock-Clusters-empty")
     expect(empty).to_contain_text("No clusters yet. New cluster starts a Dask cluster")
     assert section.locator("button, input, a").count() == 2
+    # Side by side in a sidebar of Lab's default width.
+    new, options = (section.locator(f'button[data-action="{a}"]').bounding_box() for a in ("new", "form"))
+    assert new is not None and options is not None
+    assert abs(new["y"] - options["y"]) < 2, (new, options)
     expect(section.locator(".jp-dashdock-Clusters-error")).to_be_hidden()
     assert_accessible(page, SECTION)
     screenshot(page, "clusters-empty")

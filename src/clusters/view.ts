@@ -48,7 +48,7 @@ export class ClustersSection extends Widget {
       header
     );
     withOptions.dataset.action = 'form';
-    withOptions.textContent = trans.__('With options…');
+    withOptions.textContent = trans.__('Options…');
     withOptions.setAttribute(
       'aria-label',
       trans.__('New cluster with options')
