@@ -455,6 +455,33 @@ class TestAGatewayThatIsDown:
         assert code == 204
 
 
+class TestAGatewayThatDoesNotAnswer:
+    """A gateway whose host takes the connection and never answers (a hung proxy, say)."""
+
+    @pytest.fixture
+    def dashdock_config(self) -> Iterator[dict[str, Any]]:
+        with closed_loopback_port() as silent:
+            silent.listen(8)  # connections wait in the backlog: accepted by the kernel, never answered
+            yield {
+                "gateway_address": f"http://127.0.0.1:{silent.getsockname()[1]}",
+                "gateway_auth": "basic",
+                "gateway_timeout": 120.0,
+                "cluster_kwargs": {"threads_per_worker": 1, "processes": False, "protocol": "tcp"},
+            }
+
+    async def test_does_not_hold_up_the_listing_of_the_servers_clusters(self, jupyter: Jupyter) -> None:
+        code, local = await jupyter.api("POST", "clusters", {"workers": 1})
+        assert code == 201, local
+        # Two listings while the gateway is still being asked: both list the local cluster now and
+        # say the gateway is slow, rather than waiting for its 120 s.
+        for _ in range(2):
+            body = await listing(jupyter)
+            assert [c["id"] for c in body["clusters"]] == [local["id"]]
+            assert "slow to answer" in body["gateway"]["error"], body["gateway"]
+        code, _ = await jupyter.api("DELETE", f"clusters/{local['id']}")
+        assert code == 204
+
+
 class TestNoGatewayConfigured:
     @pytest.fixture
     def dashdock_config(self, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:

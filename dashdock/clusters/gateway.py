@@ -31,6 +31,8 @@ UNCLAIMED_AFTER = 30.0
 MAX_LISTED = 100
 # How often a new cluster is looked at until it runs, to give it the size asked for.
 SIZE_POLL = 1.0
+# How long the clusters listing waits for the gateway before it answers with what it last knew.
+LISTING_WAIT = 3.0
 _ACTIVE = ("PENDING", "RUNNING", "STOPPING")
 
 
@@ -69,6 +71,9 @@ class GatewayClusters:
         self._adapt: dict[str, dict[str, int]] = {}
         self._sources: set[str] = set()
         self._sizing: dict[str, asyncio.Task[None]] = {}  # cluster id -> its size, given once it runs
+        # One listing asked of the gateway at a time, however many browsers poll; and what it last said.
+        self._listing: asyncio.Task[list[dict[str, Any]]] | None = None
+        self._last_listed: list[dict[str, Any]] = []
 
     @property
     def address(self) -> str | None:
@@ -76,6 +81,29 @@ class GatewayClusters:
 
     def owns(self, cluster_id: str) -> bool:
         return cluster_id in self._names
+
+    async def listed(self, wait: float = LISTING_WAIT) -> tuple[list[dict[str, Any]], str]:
+        """The user's active clusters, and a note when they are the ones listed before.
+
+        A gateway slower than ``wait`` does not hold up the listing of the server's own clusters:
+        its answer is awaited by the next listing, meanwhile the last one stands, said to be old.
+        A gateway that fails raises, as ``list`` does.
+        """
+        if self._listing is None:
+            self._listing = asyncio.ensure_future(self.list())
+            # Its failure is read by whichever listing awaits it; none may, if the server stops first.
+            self._listing.add_done_callback(lambda task: task.cancelled() or task.exception())
+        listing = self._listing
+        await asyncio.wait({listing}, timeout=wait)
+        if not listing.done():
+            return self._last_listed, (
+                "The Dask Gateway is slow to answer: its clusters as listed before "
+                f"(it has up to {self.settings.timeout:g} s)."
+            )
+        if self._listing is listing:
+            self._listing = None
+        self._last_listed = listing.result()  # a failure raises here, for each request that waited
+        return self._last_listed, ""
 
     async def list(self) -> list[dict[str, Any]]:
         """The user's active clusters, each as the clusters API describes one; their sources follow."""
@@ -144,6 +172,9 @@ class GatewayClusters:
     async def close(self) -> None:
         for cluster_id in list(self._sizing):
             self._stop_sizing(cluster_id)
+        if self._listing is not None:
+            self._listing.cancel()
+            self._listing = None
         if self._client is not None:
             client, self._client = self._client, None
             await client.close()

@@ -37,7 +37,8 @@ class ClustersHandler(_ClustersAPIHandler):
             # A gateway that fails leaves the local clusters listed, and says why in the listing.
             gateway = {"address": self.gateway.address, "error": ""}
             try:
-                listing += await self.gateway.list()
+                listed, gateway["error"] = await self.gateway.listed()
+                listing += listed
             except DashdockError as exc:
                 gateway["error"] = exc.reason
         self.finish_json({"clusters": listing, "limits": self.clusters.limits.to_json(), "gateway": gateway})
