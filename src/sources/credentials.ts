@@ -90,14 +90,16 @@ class CredentialsForm
 }
 
 /**
- * Ask for the credentials of the dashboard at `host`; null when the user cancels or leaves a field
+ * Ask for the credentials of the dashboard at `url`; null when the user cancels or leaves a field
  * empty. `why` is the server's message (what it answered).
  */
 export async function askCredentials(
-  host: string,
+  url: string,
   why: string,
   trans: TranslationBundle
 ): Promise<ICredentials | null> {
+  // The dialog names the dashboard's host:port, the part a user recognises in a URL.
+  const host = url.replace(/^[a-z]+:\/\//i, '').split('/')[0];
   const body = new CredentialsForm(trans);
   const reason = element('p', 'jp-dashdock-Credentials-why');
   reason.textContent = why;

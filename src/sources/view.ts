@@ -164,9 +164,8 @@ export class SourcesSection extends Widget {
 
   /** The dashboard asks for credentials: ask the user, then add it with them. */
   private async _addWithCredentials(url: string, why: string): Promise<void> {
-    const host = url.replace(/^[a-z]+:\/\//i, '').split('/')[0];
     for (;;) {
-      const credentials = await askCredentials(host, why, this._trans);
+      const credentials = await askCredentials(url, why, this._trans);
       if (!credentials) {
         throw new APIError(why, 422);
       }
@@ -252,9 +251,8 @@ export class SourcesSection extends Widget {
     if (!source) {
       return;
     }
-    const host = source.url.replace(/^[a-z]+:\/\//i, '').split('/')[0];
     const credentials = await askCredentials(
-      host,
+      source.url,
       source.health.message,
       this._trans
     );
