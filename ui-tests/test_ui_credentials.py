@@ -34,6 +34,8 @@ def test_a_dashboard_behind_a_token_works_once_given_and_never_shows_it(
     add_source(page, guarded.url)
 
     dialog = page.locator(".jp-Dialog")
+    host = guarded.url.split("://", 1)[1].split("/")[0]
+    expect(dialog.locator(".jp-Dialog-header")).to_have_text(f"Credentials for {host}")
     expect(dialog).to_contain_text("asks for credentials (HTTP 401)")
     expect(dialog.get_by_label("Sent as")).to_have_value("header")
     expect(dialog.get_by_label("Name")).to_have_value("Authorization")
