@@ -4,18 +4,25 @@ data directory still lists, exports and alerts it."""
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
+import logging
 import operator
 import time
 import urllib.request
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pyarrow.parquet as pq
 from distributed import Client, wait
 from test_cluster_shutdown import HOST, TOKEN, Server
+from test_history_store import a_run
+
+from dashdock.history.service import HistoryService, HistorySettings
+from dashdock.history.store import HistoryStore
+from dashdock.sources.registry import SourceRegistry
 
 OK, FAILING = 60, 25
 
@@ -101,3 +108,23 @@ def test_a_run_and_its_alerts_are_listed_and_exported_after_the_server_restarts(
         )
     finally:
         second.close()
+
+
+async def test_a_request_while_the_server_opens_the_store_waits_for_it(tmp_path: Path) -> None:
+    # A restarted server answers HTTP before its extension has opened the store: the History list
+    # asked then must show what was recorded, not "History is turned off".
+    path = tmp_path / "history.sqlite"
+    store = HistoryStore.open(path)
+    store.begin_run(a_run())
+    store.close()
+    settings = HistorySettings(
+        enabled=True, store=path, max_bytes=10**9, max_age=1e9, max_runs=4, max_alerts=100
+    )
+    service = HistoryService(settings, cast(SourceRegistry, None), dict, logging.getLogger("test"))
+    starting = asyncio.ensure_future(service.start())
+    try:
+        runs = await service.runs()  # asked before the store is open
+        assert [run.id for run in runs] == [a_run().id]
+    finally:
+        await starting
+        await service.stop()

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from dashdock.errors import NotFound
+from dashdock.errors import NotFound, Unavailable
 from dashdock.history.model import Alert, Run
 from dashdock.history.store import HistoryStore
 from dashdock.ids import new_source_id
@@ -35,6 +35,8 @@ MAX_RESTARTS = 5
 # whose scheduler is gone would leave an empty run every few seconds.
 RETRY_AFTER = 60.0
 STOP_TIMEOUT = 10.0
+# How long a request waits for the store while the server opens it at its start.
+OPEN_WAIT = 30.0
 
 T = TypeVar("T")
 
@@ -77,10 +79,19 @@ class HistoryService:
         self._restarts = 0
         self._computation_seconds = 60.0  # the user's setting: a longer computation is an alert
         self.problem: str | None = None  # why nothing is recorded, for the user
+        # Set once start() has opened the store (or found it cannot): the server answers requests
+        # before its extensions have finished starting, and "turned off" must not be said meanwhile.
+        self._started = asyncio.Event()
 
     # -- lifecycle ---------------------------------------------------------------------------
 
     async def start(self) -> None:
+        try:
+            await self._open()
+        finally:
+            self._started.set()
+
+    async def _open(self) -> None:
         if not self.settings.enabled:
             return
         try:
@@ -267,25 +278,30 @@ class HistoryService:
                 store.end_run(run.id, time.time())
 
     async def _enforce_retention(self) -> None:
-        store = self._require_store()
+        store = await self._require_store()
         deleted = await asyncio.to_thread(
             store.enforce_retention, self.settings.max_bytes, self.settings.max_age, time.time()
         )
         if deleted:
             self._log.info("dashdock: history retention deleted %d old runs", len(deleted))
 
-    def _require_store(self) -> HistoryStore:
+    async def _require_store(self) -> HistoryStore:
+        if self.settings.enabled and not self._started.is_set():
+            with contextlib.suppress(TimeoutError, asyncio.TimeoutError):
+                await asyncio.wait_for(self._started.wait(), OPEN_WAIT)
+            if not self._started.is_set():
+                raise Unavailable("The history store is still being opened; try again in a moment.")
         if self._store is None:
             raise NotFound(self.problem or "History is turned off (c.DashdockApp.history = False).")
         return self._store
 
     async def runs(self) -> list[Run]:
-        store = self._require_store()
+        store = await self._require_store()
         return await asyncio.to_thread(store.runs)
 
     async def alerts(self, source: str | None, since: float | None, limit: int) -> list[Alert]:
         """What the recorder noticed, most recently updated first (survives restarts with the runs)."""
-        store = self._require_store()
+        store = await self._require_store()
         return await asyncio.to_thread(store.alerts, source, since, limit)
 
     async def find(self, run_or_source_id: str) -> Run:
@@ -305,17 +321,17 @@ class HistoryService:
             source_id = next((s for s, r in self._recording.items() if r == run.id), None)
             if source_id is not None:
                 await self.set_recording(source_id, False)
-        store = self._require_store()
+        store = await self._require_store()
         await asyncio.to_thread(store.delete_run, run.id)
 
     async def read(self, produce: Callable[[HistoryStore], T]) -> T:
         """Run a reading function against the store in a worker thread."""
-        store = self._require_store()
+        store = await self._require_store()
         return await asyncio.to_thread(produce, store)
 
     async def stream(self, produce: Callable[[HistoryStore], Iterator[bytes]]) -> AsyncIterator[bytes]:
         """The chunks of an export, each made in a worker thread; stops when the consumer does."""
-        store = self._require_store()
+        store = await self._require_store()
         chunks = produce(store)
         try:
             while (chunk := await asyncio.to_thread(next, chunks, None)) is not None:
