@@ -342,6 +342,8 @@ async def test_a_gateway_cluster_made_elsewhere_is_listed_shown_by_the_users_sou
     cluster = await eventually(running, START)
     assert cluster, await listing(jupyter)
     assert cluster["status"] == "running"
+    if cluster["source"] is None:  # no dashboard asked yet: its size is unknown, not 0
+        assert (cluster["workers"], cluster["threads"], cluster["memory"]) == (None, None, None)
     added = await jupyter.add_source(cluster["dashboard"])
 
     # The listing points at the user's source: no second source of the same dashboard.

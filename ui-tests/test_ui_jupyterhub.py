@@ -275,6 +275,13 @@ def test_gateway_clusters_are_made_scaled_and_stopped_from_the_sidebar(browser: 
     wait_until(lambda: memory.evaluate(_WORKERS_SHOWN) == 2)
     expect(card.locator("dd").nth(1)).to_have_text("2", timeout=60_000)
     expect(card.locator("dd").nth(2)).to_have_text("4")
+    # Over the gateway's limit (2 workers a cluster): it stays at 2, and the card says why.
+    card.get_by_label("Workers", exact=True).fill("3")
+    card.locator('button[data-action="scale"]').click()
+    expect(card.locator(".jp-dashdock-ClusterCard-error")).to_contain_text(
+        "limit of 2 workers", timeout=60_000
+    )
+    expect(card.locator("dd").nth(1)).to_have_text("2")
     screenshot(alice, "gateway-sidebar-scaled")
 
     # Shut down (the gateway cannot count running tasks, so it asks): card and source go.

@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import importlib
 import logging
 import time
+from contextlib import suppress
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,6 +27,7 @@ from dashdock.clusters.form import FormField, fields_of_gateway, parse_values
 from dashdock.clusters.limits import ClusterLimits
 from dashdock.errors import Conflict, DashdockError, Failed, Invalid, NotFound, TimedOut, Unavailable
 from dashdock.sources.registry import SourceRegistry
+from dashdock.targets import TargetError
 
 # A cluster another program made becomes a source after this long unless a notebook shows it.
 UNCLAIMED_AFTER = 30.0
@@ -67,9 +70,10 @@ class GatewayClusters:
         self._log = log
         self._client: Any = None
         self._names: dict[str, str] = {}  # cluster id -> gateway cluster name
-        self._made_here: set[str] = set()
+        self._made_here: dict[str, float] = {}  # names of clusters made here -> when (monotonic)
         self._adapt: dict[str, dict[str, int]] = {}
         self._sources: set[str] = set()
+        self._stopped: set[str] = set()  # names stopped here that the gateway may still list a while
         self._sizing: dict[str, asyncio.Task[None]] = {}  # cluster id -> its size, given once it runs
         # One listing asked of the gateway at a time, however many browsers poll; and what it last said.
         self._listing: asyncio.Task[list[dict[str, Any]]] | None = None
@@ -107,14 +111,24 @@ class GatewayClusters:
 
     async def list(self) -> list[dict[str, Any]]:
         """The user's active clusters, each as the clusters API describes one; their sources follow."""
+        asked = time.monotonic()
         reports = await self._call("list the clusters", lambda gateway: gateway.list_clusters())
-        reports = [r for r in reports if r.status.name in _ACTIVE][:MAX_LISTED]
+        # A cluster stopped here is gone for the user, even if the gateway still lists it stopping
+        # (or answers a listing asked before it was stopped); the gateway forgets it in the end.
+        self._stopped &= {report.name for report in reports if report.status.name in _ACTIVE}
+        reports = [r for r in reports if r.status.name in _ACTIVE and r.name not in self._stopped]
+        reports = reports[:MAX_LISTED]
         described = await asyncio.gather(*(self._describe(report) for report in reports))
-        self._names = {cluster_id_for(report.name): report.name for report in reports}
+        described = [c for c in described if c["name"] not in self._stopped]  # stopped meanwhile
+        # A cluster made here since the listing was asked stays known, so it can be resized; one
+        # the gateway no longer lists was stopped elsewhere.
+        listed = {report.name for report in reports}
+        self._made_here = {n: t for n, t in self._made_here.items() if n in listed or t > asked}
+        self._names = {cluster_id_for(name): name for name in [*self._made_here, *listed]}
         for source_id in self._sources - {c["source"] for c in described if c["source"]}:
             self._registry.unregister(source_id)
         self._sources &= {c["source"] for c in described}
-        return list(described)
+        return described
 
     async def form(self) -> list[FormField]:
         options = await self._call("read the cluster options", lambda gateway: gateway.cluster_options())
@@ -135,7 +149,7 @@ class GatewayClusters:
         name = await self._call("create a cluster", lambda gateway: gateway.submit(cluster_options=options))
         cluster_id = cluster_id_for(name)
         self._names[cluster_id] = name
-        self._made_here.add(name)
+        self._made_here[name] = time.monotonic()
         if adapt is not None or workers:
             self._sizing[cluster_id] = asyncio.ensure_future(
                 self._size_once_running(cluster_id, name, workers, adapt)
@@ -145,24 +159,28 @@ class GatewayClusters:
     async def scale(self, cluster_id: str, workers: int) -> str:
         """Scale to ``workers``; returns what the gateway did instead (its limit), else ''."""
         self.limits.check(workers, None)
-        said = await self._resize(self._name(cluster_id), "scale", {"count": workers})
-        self._adapt.pop(cluster_id, None)
+        name = self._name(cluster_id)
         self._stop_sizing(cluster_id)  # the user's size, not the one asked for at the start
+        said = await self._resize(name, "scale", {"count": workers})
+        self._adapt.pop(cluster_id, None)
         return said
 
     async def adapt(self, cluster_id: str, minimum: int, maximum: int) -> str:
         """Adapt between the bounds; returns what the gateway did instead (its limit), else ''."""
         self.limits.check(None, {"minimum": minimum, "maximum": maximum})
         bounds = {"minimum": minimum, "maximum": maximum}
-        said = await self._resize(self._name(cluster_id), "adapt", {**bounds, "active": True})
-        self._adapt[cluster_id] = bounds
+        name = self._name(cluster_id)
         self._stop_sizing(cluster_id)
+        said = await self._resize(name, "adapt", {**bounds, "active": True})
+        self._adapt[cluster_id] = bounds
         return said
 
     async def stop(self, cluster_id: str) -> None:
         name = self._name(cluster_id)
-        await self._call("stop the cluster", lambda gateway: gateway.stop_cluster(name))
         self._stop_sizing(cluster_id)
+        await self._call("stop the cluster", lambda gateway: gateway.stop_cluster(name))
+        self._stopped.add(name)
+        self._made_here.pop(name, None)
         self._names.pop(cluster_id, None)
         self._adapt.pop(cluster_id, None)
         if cluster_id in self._sources:
@@ -246,15 +264,17 @@ class GatewayClusters:
         cluster_id = cluster_id_for(report.name)
         running = report.status.name == "RUNNING"
         source = self._source_for(cluster_id, report) if running else None
-        workers, threads, memory = 0, 0, 0
+        # Counted from the dashboard's worker table (the gateway API has no counts); unknown (None)
+        # while there is no dashboard to ask, rather than a 0 a user could scale to by mistake.
+        workers: int | None = None
+        threads: int | None = None
+        memory: int | None = None
         if source is not None:
-            try:
+            with suppress(DashdockError):
                 listed = await self._registry.workers(source)
-            except DashdockError:
-                listed = []
-            workers = len(listed)
-            threads = sum(worker.threads or 0 for worker in listed)
-            memory = sum(worker.memory_limit or 0 for worker in listed)
+                workers = len(listed)
+                threads = sum(worker.threads or 0 for worker in listed)
+                memory = sum(worker.memory_limit or 0 for worker in listed)
         return {
             "id": cluster_id,
             "name": report.name,
@@ -283,8 +303,9 @@ class GatewayClusters:
             return None  # a notebook may be about to connect to it: its kernel's source goes first
         try:
             self._registry.point(cluster_id, f"Gateway {report.name[:12]}", "cluster", link)
-        except DashdockError as exc:
-            self._log.warning("dashdock: the dashboard of gateway cluster %s: %s", report.name, exc.reason)
+        except (DashdockError, TargetError) as exc:
+            reason = exc.reason if isinstance(exc, DashdockError) else str(exc)
+            self._log.warning("dashdock: the dashboard of gateway cluster %s: %s", report.name, reason)
             return None
         self._sources.add(cluster_id)
         return cluster_id
@@ -292,9 +313,9 @@ class GatewayClusters:
     async def _call(self, doing: str, operation: Any) -> Any:
         """``operation(gateway)`` within the timeout, its failures said for people."""
         try:
-            gateway = self._gateway()
+            gateway = await self._gateway()
             return await asyncio.wait_for(operation(gateway), self.settings.timeout)
-        except TimeoutError:
+        except (TimeoutError, asyncio.TimeoutError):
             raise TimedOut(
                 f"The Dask Gateway did not answer in {self.settings.timeout:g} s when asked to {doing}."
             ) from None
@@ -303,10 +324,11 @@ class GatewayClusters:
         except Exception as exc:  # dask-gateway and aiohttp errors of every kind, said for people
             raise _said(doing, exc) from exc
 
-    def _gateway(self) -> Any:
+    async def _gateway(self) -> Any:
         if self._client is None:
             try:
-                from dask_gateway import Gateway
+                # Its first import brings in distributed: seconds the server's loop must not wait.
+                module = await asyncio.to_thread(importlib.import_module, "dask_gateway")
             except ImportError:
                 raise Unavailable(
                     "A Dask Gateway is configured, but dask-gateway is not installed in the Jupyter "
@@ -314,7 +336,7 @@ class GatewayClusters:
                 ) from None
             settings = self.settings
             try:
-                self._client = Gateway(
+                self._client = module.Gateway(
                     address=settings.address,
                     proxy_address=settings.proxy_address,
                     public_address=settings.public_address,
@@ -341,6 +363,8 @@ def _said(doing: str, exc: Exception) -> DashdockError:
         )
     if type(exc).__name__ == "GatewayClusterError":
         return Conflict(f"The Dask Gateway could not {doing}: {text}")
+    if type(exc).__name__ == "GatewayServerError":  # it answered, with an error of its own
+        return Failed(f"The Dask Gateway failed to {doing}: {text[:500]}")
     if isinstance(exc, ValueError):
         return Failed(f"The Dask Gateway could not {doing}: {text}")
     return Unavailable(f"The Dask Gateway is not reachable to {doing}: {text}")

@@ -6,6 +6,8 @@ dask-gateway clusters (gateway.py), told apart by id; restart is for local clust
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit, urlunsplit
+
 from jupyter_server.auth.decorator import authorized
 from tornado import web
 
@@ -35,12 +37,15 @@ class ClustersHandler(_ClustersAPIHandler):
         gateway = None
         if self.gateway is not None:
             # A gateway that fails leaves the local clusters listed, and says why in the listing.
-            gateway = {"address": self.gateway.address, "error": ""}
+            gateway = {"address": _without_userinfo(self.gateway.address), "error": ""}
             try:
                 listed, gateway["error"] = await self.gateway.listed()
                 listing += listed
             except DashdockError as exc:
                 gateway["error"] = exc.reason
+            except Exception:  # a defect of ours, or of dask-gateway: the server's clusters still show
+                self.log.exception("dashdock: listing the Dask Gateway's clusters failed")
+                gateway["error"] = "Listing the Dask Gateway's clusters failed (see the server's log)."
         self.finish_json({"clusters": listing, "limits": self.clusters.limits.to_json(), "gateway": gateway})
 
     @web.authenticated
@@ -155,3 +160,11 @@ def routes(
         (rf"/dashdock/api/clusters/{CLUSTER_ID_ARG}", ClusterHandler, services),
         (rf"/dashdock/api/clusters/{CLUSTER_ID_ARG}/restart", ClusterRestartHandler, services),
     ]
+
+
+def _without_userinfo(address: str | None) -> str | None:
+    """The gateway's address as the browser may see it: without a user and password in it."""
+    if not address:
+        return address
+    parts = urlsplit(address)
+    return urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))

@@ -228,14 +228,18 @@ export async function clusterForm(
   return form.fields;
 }
 
+/** Scale or adapt; `warning` says what a gateway did instead of what was asked (its limit). */
 export function changeCluster(
   id: string,
   change: { workers: number } | { adapt: { minimum: number; maximum: number } }
-): Promise<ICluster> {
-  return requestAPI<ICluster>(`clusters/${encodeURIComponent(id)}`, {
-    method: 'PATCH',
-    body: JSON.stringify(change)
-  });
+): Promise<{ id: string; warning?: string }> {
+  return requestAPI<{ id: string; warning?: string }>(
+    `clusters/${encodeURIComponent(id)}`,
+    {
+      method: 'PATCH',
+      body: JSON.stringify(change)
+    }
+  );
 }
 
 export function restartCluster(id: string): Promise<ICluster> {

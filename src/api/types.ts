@@ -61,9 +61,10 @@ export interface ICluster {
   status: 'starting' | 'running' | 'closing' | 'stopped';
   scheduler: string | null;
   dashboard: string | null;
-  workers: number;
-  threads: number;
-  memory: number;
+  /** Its size as its scheduler reports it; null when the server cannot see it (yet). */
+  workers: number | null;
+  threads: number | null;
+  memory: number | null;
   adapt: { minimum: number; maximum: number } | null;
   /** Tasks its scheduler has not finished, as last asked; null when it cannot tell. */
   tasks: number | null;

@@ -199,14 +199,17 @@ export class ClusterCard {
         cluster.adapt
           ? trans.__(
               '%1 (adapting %2–%3)',
-              cluster.workers,
+              cluster.workers ?? '—',
               cluster.adapt.minimum,
               cluster.adapt.maximum
             )
-          : String(cluster.workers)
+          : String(cluster.workers ?? '—')
       ],
-      [trans.__('Threads'), String(cluster.threads)],
-      [trans.__('Memory'), formatBytes(cluster.memory)]
+      [trans.__('Threads'), String(cluster.threads ?? '—')],
+      [
+        trans.__('Memory'),
+        cluster.memory === null ? '—' : formatBytes(cluster.memory)
+      ]
     ];
     this._facts.replaceChildren(
       ...facts.flatMap(([label, value]) => {
@@ -236,7 +239,8 @@ export class ClusterCard {
     const cluster = this._cluster;
     this._limits = limits;
     const max = limits?.max_workers;
-    const values: [HTMLInputElement, number, string][] = [
+    // An unknown size leaves the field empty: Scale then asks for a number, never sends a guess.
+    const values: [HTMLInputElement, number | null, string][] = [
       [this._workers, cluster.workers, trans.__('Workers to scale to')],
       [
         this._minimum,
@@ -246,13 +250,13 @@ export class ClusterCard {
       [
         this._maximum,
         cluster.adapt?.maximum ??
-          Math.min(Math.max(cluster.workers, 1), max ?? Infinity),
+          Math.min(Math.max(cluster.workers ?? 1, 1), max ?? Infinity),
         trans.__('Most workers while adapting')
       ]
     ];
     for (const [input, value, tooltip] of values) {
       if (!this._edited.has(input)) {
-        input.value = String(value);
+        input.value = value === null ? '' : String(value);
         input.removeAttribute('aria-invalid');
       }
       // The browser marks a number over the limit as invalid; the server refuses it and says why.

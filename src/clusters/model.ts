@@ -148,6 +148,11 @@ export class ClustersModel implements IClustersModel, IDisposable {
     try {
       const result = await operation();
       this._errors.delete(NEW);
+      // Done, but not as asked (a gateway held to its limit): the card says what happened instead.
+      const warning = (result as { warning?: unknown } | null)?.warning;
+      if (typeof warning === 'string' && warning) {
+        this._errors.set(key, warning);
+      }
       return result;
     } catch (error: any) {
       this._errors.set(key, String(error?.message ?? error));

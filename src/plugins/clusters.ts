@@ -39,12 +39,17 @@ export const clustersPlugin: JupyterFrontEndPlugin<IClustersModel> = {
   ): IClustersModel => {
     const trans = (translator ?? nullTranslator).load(TRANSLATION_DOMAIN);
     const model = new ClustersModel({
-      // A new cluster is a new source: list it and show its plots right away.
-      onStarted: cluster =>
-        void sources
-          .refresh()
-          .then(() => sources.select(cluster.source))
-          .catch(() => undefined)
+      // A new cluster is a new source: list it and show its plots right away. A gateway cluster
+      // has none until it runs; the user's selection stays as it is.
+      onStarted: cluster => {
+        const source = cluster.source;
+        if (source) {
+          void sources
+            .refresh()
+            .then(() => sources.select(source))
+            .catch(() => undefined);
+        }
+      }
     });
 
     app.commands.addCommand(CommandIDs.launchCluster, {
