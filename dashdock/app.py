@@ -31,6 +31,7 @@ from dashdock.notebook.discovery import KernelClients
 from dashdock.notebook.environment import (
     offer_cell_strips,
     offer_client_preload,
+    offer_gateway_settings,
     offer_history_file,
     offer_proxied_dashboard_link,
     private_runtime_dir,
@@ -368,6 +369,15 @@ class DashdockApp(ExtensionApp):
         )
         if self.kernel_dashboard_link:
             offer_proxied_dashboard_link(self.serverapp.base_url, self.log)
+        if self.gateway is not None:
+            offer_gateway_settings(
+                {
+                    "address": self.gateway_address,
+                    "proxy-address": self.gateway_proxy_address,
+                    "public-address": self.gateway_public_address,
+                    "auth.type": self.gateway_auth,
+                }
+            )
         self.kernel_clients = KernelClients(
             Path(tempfile.mkdtemp(prefix="dashdock-clients-", dir=private_runtime_dir())),
             self.registry,

@@ -32,6 +32,8 @@ import pytest
 from _support import Jupyter, closed_loopback_port
 from test_clusters import START, clusters, eventually, listed_with, source_ids
 
+from dashdock.notebook.environment import offer_gateway_settings
+
 _GATEWAY_CONFIG = """
 from dask_gateway_server.options import Integer, Options, Select
 
@@ -169,6 +171,16 @@ def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GatewayServer]
             os.killpg(process.pid, signal.SIGKILL)
             process.wait(timeout=10)
         _end([p for p in descendants if p.is_running()])
+
+
+@pytest.fixture(autouse=True)
+def _gateway_environment() -> Iterator[None]:
+    """The extension offers its gateway to kernels in this process's environment: put it back."""
+    saved = {key: value for key, value in os.environ.items() if key.startswith("DASK_GATEWAY__")}
+    yield
+    for key in [key for key in os.environ if key.startswith("DASK_GATEWAY__")]:
+        del os.environ[key]
+    os.environ.update(saved)
 
 
 @pytest.fixture(autouse=True)
@@ -546,3 +558,30 @@ class TestALocalClusterClassThatCannotBeImported:
         code, form = await jupyter.api("GET", "clusters/forms/local")
         assert 500 <= code < 600, form
         assert "no_such_module.Cluster" in form["message"]
+
+
+# -- kernels --------------------------------------------------------------------------------------
+
+
+def test_kernels_get_the_gateway_of_the_traits_where_dasks_config_names_none(
+    _gateway_environment: None,
+) -> None:
+    # The sidebar's "insert code" runs Gateway() in a kernel: it must find the gateway the sidebar
+    # uses. A setting of the user's own (Dask config, or DASK_GATEWAY__* already set) stays theirs.
+    for key in [key for key in os.environ if key.startswith("DASK_GATEWAY__")]:
+        del os.environ[key]
+    with dask.config.set(
+        {"gateway.address": None, "gateway.proxy-address": None, "gateway.auth.type": "kerberos"}
+    ):
+        offer_gateway_settings(
+            {
+                "address": "http://gateway.example:8000",
+                "proxy-address": "gateway://gateway.example:8786",
+                "public-address": None,
+                "auth.type": "jupyterhub",
+            }
+        )
+    assert os.environ["DASK_GATEWAY__ADDRESS"] == "http://gateway.example:8000"
+    assert os.environ["DASK_GATEWAY__PROXY_ADDRESS"] == "gateway://gateway.example:8786"
+    assert "DASK_GATEWAY__PUBLIC_ADDRESS" not in os.environ
+    assert "DASK_GATEWAY__AUTH__TYPE" not in os.environ  # the user's kerberos stays

@@ -253,7 +253,19 @@ def test_the_new_cluster_form_starts_a_local_cluster_as_chosen(page_lab: tuple[P
     screenshot(page, "local-new-cluster-form")
     dialog.get_by_label("Workers", exact=True).fill("1")
     threads.fill("3")
+    dialog.get_by_label("Memory limit per worker").fill("lots")  # the browser cannot tell it is wrong
     threads.press("Enter")  # Enter accepts the form, as in Lab's own dialogs
+
+    # The cluster class refuses it: the form comes back holding what was typed, with the reason.
+    status = page.locator(".jp-Dialog .jp-dashdock-ClusterForm-status")
+    expect(status).to_contain_text("'lots'", timeout=60_000)
+    again = page.locator(".jp-Dialog")
+    expect(again.get_by_label("Memory limit per worker")).to_have_value("lots")
+    expect(again.get_by_label("Threads per worker")).to_have_value("3")
+    expect(again.get_by_label("Workers", exact=True)).to_have_value("1")
+    expect(page.locator(CARD)).to_have_count(0)
+    again.get_by_label("Memory limit per worker").fill("auto")
+    again.get_by_label("Memory limit per worker").press("Enter")
 
     card = page.locator(CARD)
     expect(card.locator(".jp-dashdock-ClusterCard-status")).to_have_text("running", timeout=120_000)

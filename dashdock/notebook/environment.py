@@ -67,6 +67,20 @@ def offer_cell_strips(enabled: bool) -> None:
     os.environ[CELL_STRIPS_VARIABLE] = "1" if enabled else "0"
 
 
+def offer_gateway_settings(settings: dict[str, str | None]) -> None:
+    """The gateway dashdock's traits name, for ``Gateway()`` in kernels too (the sidebar's inserted
+    code uses it), where Dask's configuration (files or ``DASK_GATEWAY__*``) does not name one.
+
+    ``settings``: Dask config keys under ``gateway.`` (``address``, ``auth.type``, ...) -> values.
+    """
+    import dask.config
+
+    for key, value in settings.items():
+        if value and dask.config.get(f"gateway.{key}", default=None) in (None, ""):
+            variable = "DASK_GATEWAY__" + key.upper().replace("-", "_").replace(".", "__")
+            os.environ[variable] = value
+
+
 def offer_history_file(path: Path) -> None:
     """Where ``dashdock.export_trace`` in a kernel finds the runs this server recorded.
 

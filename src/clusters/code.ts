@@ -17,12 +17,13 @@ const JUPYTER_CELLS_MIME = 'application/vnd.jupyter.cells';
  * The code that connects a notebook to a cluster.
  */
 export function clientCode(cluster: ICluster): string {
+  // JSON's string quoting is also a valid Python string literal, whatever the name holds.
   if (cluster.provider === 'gateway') {
     // The gateway's client connects through its proxy, with the user's credentials.
     return [
       'from dask_gateway import Gateway',
       '',
-      `cluster = Gateway().connect("${cluster.name}")`,
+      `cluster = Gateway().connect(${JSON.stringify(cluster.name)})`,
       'client = cluster.get_client()',
       'client'
     ].join('\n');
@@ -30,7 +31,7 @@ export function clientCode(cluster: ICluster): string {
   return [
     'from dask.distributed import Client',
     '',
-    `client = Client("${cluster.scheduler}")`,
+    `client = Client(${JSON.stringify(cluster.scheduler)})`,
     'client'
   ].join('\n');
 }

@@ -26,10 +26,15 @@ class ClusterForm
   extends Widget
   implements Dialog.IBodyWidget<IClusterRequest>
 {
-  constructor(providers: ClusterProvider[], trans: TranslationBundle) {
+  constructor(
+    providers: ClusterProvider[],
+    trans: TranslationBundle,
+    again?: { request: IClusterRequest; why: string }
+  ) {
     super();
     this.addClass('jp-dashdock-ClusterForm');
     this._trans = trans;
+    this._again = again ?? null;
     this._provider = this._row(
       trans.__('Runs on'),
       element('select', 'jp-mod-styled'),
@@ -44,7 +49,10 @@ class ClusterForm
           ? trans.__('Dask Gateway')
           : trans.__('This Jupyter server');
     }
-    this._provider.value = providers[providers.length - 1];
+    this._provider.value =
+      again?.request.provider && providers.includes(again.request.provider)
+        ? again.request.provider
+        : providers[providers.length - 1];
     this._provider.addEventListener('change', () => void this._load());
     this._workers = this._row(
       trans.__('Workers'),
@@ -81,11 +89,22 @@ class ClusterForm
     return request;
   }
 
-  /** The fields of the chosen provider; a failure says why in the form (it can still be sent). */
+  /**
+   * The fields of the chosen provider; a failure says why in the form (it can still be sent).
+   * A form shown again after the server refused it holds what was sent, and says why.
+   */
   private async _load(): Promise<void> {
     const trans = this._trans;
     const provider = this._provider.value as ClusterProvider;
-    this._workers.value = provider === 'gateway' ? '1' : '';
+    const load = ++this._loads;
+    const again =
+      this._again?.request.provider === provider ? this._again : null;
+    this._workers.value =
+      again?.request.workers !== undefined
+        ? String(again.request.workers)
+        : provider === 'gateway'
+          ? '1'
+          : '';
     this._controls = [];
     this._fields.replaceChildren();
     this._status.textContent = trans.__('Loading the options…');
@@ -93,23 +112,29 @@ class ClusterForm
     try {
       fields = await clusterForm(provider);
     } catch (error: any) {
-      if (this._provider.value === provider) {
+      if (load === this._loads) {
         this._status.textContent = String(error?.message ?? error);
       }
       return;
     }
-    if (this._provider.value !== provider || this.isDisposed) {
+    if (load !== this._loads || this.isDisposed) {
       return; // the user chose another provider meanwhile
     }
-    this._status.textContent = fields.length
-      ? ''
-      : trans.__('This cluster has no options to choose.');
+    this._status.textContent = again
+      ? again.why
+      : fields.length
+        ? ''
+        : trans.__('This cluster has no options to choose.');
     for (const field of fields) {
       const control = this._row(
         field.label,
         Private.control(field, trans),
         this._fields
       );
+      const sent = again?.request.options?.[field.name];
+      if (sent !== undefined) {
+        Private.write(field, control, sent);
+      }
       this._controls.push([field, control]);
     }
   }
@@ -126,6 +151,8 @@ class ClusterForm
   }
 
   private _trans: TranslationBundle;
+  private _again: { request: IClusterRequest; why: string } | null;
+  private _loads = 0;
   private _provider: HTMLSelectElement;
   private _workers: HTMLInputElement;
   private _status: HTMLElement;
@@ -134,15 +161,17 @@ class ClusterForm
 }
 
 /**
- * Ask where and how to start a cluster; null when the user cancels.
+ * Ask where and how to start a cluster; null when the user cancels. `again`: the request the
+ * server refused and why, shown in the form to be corrected.
  */
 export async function askNewCluster(
   providers: ClusterProvider[],
-  trans: TranslationBundle
+  trans: TranslationBundle,
+  again?: { request: IClusterRequest; why: string }
 ): Promise<IClusterRequest | null> {
   const result = await showDialog({
     title: trans.__('New cluster'),
-    body: new ClusterForm(providers, trans),
+    body: new ClusterForm(providers, trans, again),
     buttons: [
       Dialog.cancelButton({ label: trans.__('Cancel') }),
       Dialog.okButton({ label: trans.__('Start') })
@@ -197,6 +226,21 @@ namespace Private {
     input.value = field.default === null ? '' : String(field.default);
     input.placeholder = trans.__('default');
     return input;
+  }
+
+  /** Put a value that was sent back into its control. */
+  export function write(
+    field: IFormField,
+    control: Control,
+    value: unknown
+  ): void {
+    if (field.type === 'bool') {
+      (control as HTMLInputElement).checked = Boolean(value);
+    } else if (field.type === 'mapping' && typeof value !== 'string') {
+      control.value = JSON.stringify(value);
+    } else {
+      control.value = value === null ? '' : String(value);
+    }
   }
 
   /** What a control holds, in its field's type (text that is no JSON object goes as text: the

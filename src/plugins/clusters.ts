@@ -66,11 +66,26 @@ export const clustersPlugin: JupyterFrontEndPlugin<IClustersModel> = {
       ),
       describedBy: { args: { type: 'object', properties: {} } },
       execute: async () => {
+        if (model.limits === null) {
+          // Not listed yet: whether a gateway is configured comes with the first listing.
+          await model.refresh().catch(() => undefined);
+        }
         const providers: ClusterProvider[] = model.gateway
           ? ['local', 'gateway']
           : ['local'];
-        const request = await askNewCluster(providers, trans);
-        return request ? model.start(request) : null;
+        // A refused request comes back in the form, with the server's reason, to be corrected.
+        let request = await askNewCluster(providers, trans);
+        while (request) {
+          const cluster = await model.start(request);
+          if (cluster || !model.error) {
+            return cluster;
+          }
+          request = await askNewCluster(providers, trans, {
+            request,
+            why: model.error
+          });
+        }
+        return null;
       }
     });
 
