@@ -443,7 +443,8 @@ class TestAGatewayThatIsDown:
         with closed_loopback_port() as nothing_listens:
             port = nothing_listens.getsockname()[1]
             yield {
-                "gateway_address": f"http://127.0.0.1:{port}",
+                # A password in the address (some put one there) must never reach the browser.
+                "gateway_address": f"http://someone:hunter2@127.0.0.1:{port}",
                 "gateway_auth": "basic",
                 "gateway_timeout": 10.0,
                 "cluster_kwargs": {"threads_per_worker": 1, "processes": False, "protocol": "tcp"},
@@ -465,6 +466,8 @@ class TestAGatewayThatIsDown:
         code, refused = await jupyter.api("POST", "clusters", {"provider": "gateway", "workers": 1})
         assert 500 <= code < 600, refused
         assert "Dask Gateway is not reachable" in refused["message"]
+        for answer in (body, form, refused):
+            assert "hunter2" not in json.dumps(answer), answer
         code, _ = await jupyter.api("DELETE", f"clusters/{local['id']}")
         assert code == 204
 

@@ -36,6 +36,8 @@ MAX_LISTED = 100
 SIZE_POLL = 1.0
 # How long the clusters listing waits for the gateway before it answers with what it last knew.
 LISTING_WAIT = 3.0
+# How long a cluster's size may take to read from its dashboard, within the listing's wait.
+SIZE_WAIT = 2.5
 _ACTIVE = ("PENDING", "RUNNING", "STOPPING")
 
 
@@ -270,8 +272,8 @@ class GatewayClusters:
         threads: int | None = None
         memory: int | None = None
         if source is not None:
-            with suppress(DashdockError):
-                listed = await self._registry.workers(source)
+            with suppress(DashdockError, TimeoutError, asyncio.TimeoutError):
+                listed = await asyncio.wait_for(self._registry.workers(source), SIZE_WAIT)
                 workers = len(listed)
                 threads = sum(worker.threads or 0 for worker in listed)
                 memory = sum(worker.memory_limit or 0 for worker in listed)

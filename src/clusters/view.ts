@@ -42,11 +42,11 @@ export class ClustersSection extends Widget {
     this._create.title = trans.__(
       'Start a Dask cluster managed by this Jupyter server'
     );
-    const withOptions = element(
+    const withOptions = (this._withOptions = element(
       'button',
       'jp-dashdock-ClusterButton jp-mod-styled',
       header
-    );
+    ));
     withOptions.dataset.action = 'form';
     withOptions.textContent = trans.__('Options…');
     withOptions.setAttribute(
@@ -233,6 +233,7 @@ export class ClustersSection extends Widget {
     const starting = this._model.busy.has('new');
     // Marked rather than disabled, so a keyboard user's focus stays on it while it starts.
     this._create.setAttribute('aria-disabled', String(starting));
+    this._withOptions.setAttribute('aria-disabled', String(starting));
     this._create.textContent = starting
       ? trans.__('Starting…')
       : trans.__('New cluster');
@@ -268,6 +269,7 @@ export class ClustersSection extends Widget {
   private _commands: CommandRegistry;
   private _trans: TranslationBundle;
   private _create: HTMLButtonElement;
+  private _withOptions: HTMLButtonElement;
   private _limits: HTMLElement;
   private _gateway: HTMLElement;
   private _error: HTMLElement;
