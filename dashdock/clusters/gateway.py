@@ -76,6 +76,7 @@ class GatewayClusters:
         self._adapt: dict[str, dict[str, int]] = {}
         self._sources: set[str] = set()
         self._stopped: set[str] = set()  # names stopped here that the gateway may still list a while
+        self._running_since: dict[str, float] = {}  # name -> when first seen running (monotonic)
         self._sizing: dict[str, asyncio.Task[None]] = {}  # cluster id -> its size, given once it runs
         # One listing asked of the gateway at a time, however many browsers poll; and what it last said.
         self._listing: asyncio.Task[list[dict[str, Any]]] | None = None
@@ -126,6 +127,7 @@ class GatewayClusters:
         # the gateway no longer lists was stopped elsewhere.
         listed = {report.name for report in reports}
         self._made_here = {n: t for n, t in self._made_here.items() if n in listed or t > asked}
+        self._running_since = {n: t for n, t in self._running_since.items() if n in listed}
         self._names = {cluster_id_for(name): name for name in [*self._made_here, *listed]}
         for source_id in self._sources - {c["source"] for c in described if c["source"]}:
             self._registry.unregister(source_id)
@@ -300,8 +302,11 @@ class GatewayClusters:
         shown = self._registry.source_showing(link)
         if shown is not None and shown.id != cluster_id:
             return shown.id
-        started = report.start_time.timestamp() if report.start_time else 0.0
-        if report.name not in self._made_here and time.time() - started < UNCLAIMED_AFTER:
+        # Counted from when this server first saw it running, not from the gateway's start time: a
+        # cluster may be pending for a long while on a busy gateway, and its notebook connects
+        # only once it runs.
+        running_since = self._running_since.setdefault(report.name, time.monotonic())
+        if report.name not in self._made_here and time.monotonic() - running_since < UNCLAIMED_AFTER:
             return None  # a notebook may be about to connect to it: its kernel's source goes first
         try:
             self._registry.point(cluster_id, f"Gateway {report.name[:12]}", "cluster", link)
