@@ -11,7 +11,7 @@ from __future__ import annotations
 import ipaddress
 import re
 from dataclasses import dataclass
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 DEFAULT_ALLOWED_TARGETS = ("127.0.0.0/8", "::1/128", "localhost")
 
@@ -25,6 +25,10 @@ _TARGET_SEGMENT_RE = re.compile(
 )
 _UNSAFE_URL_CHARS = re.compile(r"[\x00-\x20\x7f\\<>\"'`{}|^]")
 MAX_URL_LENGTH = 2048
+# What some server along the way may take for a segment separator: "/" and "\\" (Windows, some fronts).
+_SEGMENT_SEPARATORS = re.compile(r"[/\\]")
+# Percent-decodings tried on a path; one still encoded after that many is refused as a dot segment.
+_MAX_DECODINGS = 4
 
 
 class TargetError(ValueError):
@@ -68,6 +72,41 @@ def is_text(value: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
+
+
+def has_dot_segment(path: str) -> bool:
+    """Whether a raw (percent-encoded) path has a segment that some reader could take for ``.`` or
+    ``..``: raw or encoded in any case (``%2e%2E``, ``.%2e``, twice encoded ``%252e``), between
+    ``/`` or ``\\`` raw or encoded (``..%2f``, ``..%5c``), with path parameters (``..;x``) or padding
+    after it (``.. ``, ``..%00``). Such a path could leave the dashboard's root on the dashboard's
+    side or in a front that normalises it, so the proxy never sends one on."""
+    text = path
+    for _ in range(_MAX_DECODINGS):
+        for segment in _SEGMENT_SEPARATORS.split(text):
+            name = segment.split(";", 1)[0].split("\x00", 1)[0].strip()
+            if name in (".", ".."):
+                return True
+        decoded = unquote(text, errors="replace")
+        if decoded == text:
+            return False
+        text = decoded
+    return True
+
+
+def without_userinfo(url: str) -> str:
+    """``url`` without a user name and password (``http://user:pw@host/x`` -> ``http://host/x``)."""
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url
+    return urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
+
+
+def userinfo_of(url: str) -> tuple[str, str] | None:
+    """The (decoded) user name and password a URL carries, or None."""
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return None
+    return unquote(parts.username or ""), unquote(parts.password or "")
 
 
 def normalize_host(host: str) -> str:
@@ -128,6 +167,8 @@ def parse_dashboard_url(text: str) -> DashboardURL:
         raise TargetError("Dashboard URLs cannot carry a user name or password.")
     if not parts.hostname:
         raise TargetError("The URL has no host.")
+    if has_dot_segment(parts.path):
+        raise TargetError("The URL's path has '.' or '..' segments; give the dashboard's own path.")
     host = normalize_host(parts.hostname)
     if port is None:
         port = 443 if parts.scheme == "https" else 80

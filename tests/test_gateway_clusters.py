@@ -588,3 +588,63 @@ def test_kernels_get_the_gateway_of_the_traits_where_dasks_config_names_none(
     assert os.environ["DASK_GATEWAY__PROXY_ADDRESS"] == "gateway://gateway.example:8786"
     assert "DASK_GATEWAY__PUBLIC_ADDRESS" not in os.environ
     assert "DASK_GATEWAY__AUTH__TYPE" not in os.environ  # the user's kerberos stays
+
+
+# -- a gateway address with a user and password --------------------------------------------------------
+
+GATEWAY_PASSWORD = "s3cret-pw"
+
+
+class TestAGatewayAddressWithUserinfo:
+    """``http://user:pw@host:port`` as the gateway's address: dask-gateway authenticates with it and
+    builds every dashboard link from it (no public address is given); the browser never sees it."""
+
+    @pytest.fixture
+    def dashdock_config(self, gateway: GatewayServer) -> dict[str, Any]:
+        userinfo = f"{getpass.getuser()}:{GATEWAY_PASSWORD}@"
+        return {
+            # The gateway's HTTP proxy serves its API and the dashboards: one address for both.
+            "gateway_address": gateway.proxy.replace("http://", f"http://{userinfo}"),
+            "gateway_proxy_address": gateway.tcp,
+            "gateway_auth": "basic",
+        }
+
+    async def test_never_leaves_the_server_and_the_cluster_still_gets_a_source_with_plots(
+        self, jupyter: Jupyter, gateway: GatewayServer
+    ) -> None:
+        secrets = (GATEWAY_PASSWORD, f"{getpass.getuser()}:{GATEWAY_PASSWORD}", f":{GATEWAY_PASSWORD}@")
+        code, created = await jupyter.api("POST", "clusters", {"provider": "gateway", "workers": 1})
+        assert code == 201, created
+        cluster_id = created["id"]
+
+        cluster = await eventually(lambda: listed_with(jupyter, cluster_id, status="running"), START)
+        assert cluster, await listing(jupyter)
+        cluster = await eventually(lambda: listed_with(jupyter, cluster_id, source=cluster_id), START)
+        assert cluster, await listing(jupyter)
+        assert cluster["dashboard"] == f"{gateway.proxy}/clusters/{created['name']}/status"
+
+        answers: list[Any] = [created, await listing(jupyter)]
+        code, sources = await jupyter.api("GET", "sources")
+        assert code == 200, sources
+        answers.append(sources)
+        assert cluster_id in [source["id"] for source in sources["sources"]]
+        code, source = await jupyter.api("GET", f"sources/{cluster_id}")
+        assert code == 200, source
+        answers.append(source)
+        assert source["url"] == f"{gateway.proxy}/clusters/{created['name']}"
+        code, plots = await jupyter.api("GET", f"sources/{cluster_id}/plots")
+        assert code == 200, plots
+        answers.append(plots)
+        assert plots["plots"], plots
+        response = await jupyter.proxied(f"dashdock/proxy/{cluster_id}/individual-task-stream")
+        assert response.code == 200, response.body[:500]
+        answers.append(response.body.decode("latin-1"))
+        answers.append(list(response.headers.get_all()))
+        for answer in answers:
+            for secret in secrets:
+                assert secret not in json.dumps(answer), answer
+        for message in jupyter.dashdock_warnings:
+            assert GATEWAY_PASSWORD not in message, message
+
+        code, _ = await jupyter.api("DELETE", f"clusters/{cluster_id}")
+        assert code == 204

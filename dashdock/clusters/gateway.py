@@ -10,14 +10,22 @@ A running cluster's dashboard becomes a source, except one a notebook's client a
 kernel's source is the one that follows the notebook when it replaces its cluster). A cluster made
 elsewhere gets its own source only once it has been running for a while, so a notebook that has
 just made one is found by kernel discovery first.
+
+A gateway address may carry a user name and password (``http://user:pw@host``), and dask-gateway
+builds dashboard links from it. They stay on this server: links, addresses and messages are given
+without them, and a dashboard becomes a source at its link without them. Should the dashboard
+refuse requests without them (a front that asks for basic auth), the server sends them itself, as
+the credentials of that dashboard's server (sources/credentials.py): never shown, never in a page.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import hashlib
 import importlib
 import logging
+import re
 import time
 from contextlib import suppress
 from dataclasses import dataclass
@@ -26,8 +34,9 @@ from typing import Any
 from dashdock.clusters.form import FormField, fields_of_gateway, parse_values
 from dashdock.clusters.limits import ClusterLimits
 from dashdock.errors import Conflict, DashdockError, Failed, Invalid, NotFound, TimedOut, Unavailable
+from dashdock.sources.credentials import parse_credential
 from dashdock.sources.registry import SourceRegistry
-from dashdock.targets import TargetError
+from dashdock.targets import TargetError, userinfo_of, without_userinfo
 
 # A cluster another program made becomes a source after this long unless a notebook shows it.
 UNCLAIMED_AFTER = 30.0
@@ -39,6 +48,8 @@ LISTING_WAIT = 3.0
 # How long a cluster's size may take to read from its dashboard, within the listing's wait.
 SIZE_WAIT = 2.5
 _ACTIVE = ("PENDING", "RUNNING", "STOPPING")
+# The user name and password in any URL of a text: "//user:pw@host" -> "//host".
+_USERINFO = re.compile(r"(?<=//)[^/?#@\s]*@")
 
 
 @dataclass(frozen=True)
@@ -81,6 +92,7 @@ class GatewayClusters:
         # One listing asked of the gateway at a time, however many browsers poll; and what it last said.
         self._listing: asyncio.Task[list[dict[str, Any]]] | None = None
         self._last_listed: list[dict[str, Any]] = []
+        self._authenticated: set[str] = set()  # sources given the userinfo of their link as credentials
 
     @property
     def address(self) -> str | None:
@@ -221,7 +233,7 @@ class GatewayClusters:
             else:
                 said = await self._resize(name, "scale", {"count": workers})
             if said:
-                self._log.warning("dashdock: gateway cluster %s: %s", name, said)
+                self._log.warning("dashdock: gateway cluster %s: %s", name, self._scrubbed(said))
         except DashdockError as exc:
             self._log.warning(
                 "dashdock: gateway cluster %s did not get the size asked for: %s", name, exc.reason
@@ -253,7 +265,7 @@ class GatewayClusters:
                 return ""
             if not isinstance(answer, dict) or answer.get("ok", True) or not answer.get("msg"):
                 return ""
-            return f"The Dask Gateway limits this cluster: {str(answer['msg'])[:500]}"
+            return self._scrubbed(f"The Dask Gateway limits this cluster: {str(answer['msg'])[:500]}")
 
         said: str = await self._call(doing, send)
         return said
@@ -268,6 +280,8 @@ class GatewayClusters:
         cluster_id = cluster_id_for(report.name)
         running = report.status.name == "RUNNING"
         source = self._source_for(cluster_id, report) if running else None
+        if source == cluster_id:
+            await self._authenticate_dashboard(source, report.dashboard_link)
         # Counted from the dashboard's worker table (the gateway API has no counts); unknown (None)
         # while there is no dashboard to ask, rather than a 0 a user could scale to by mistake.
         workers: int | None = None
@@ -284,8 +298,8 @@ class GatewayClusters:
             "name": report.name,
             "provider": "gateway",
             "status": {"PENDING": "starting", "RUNNING": "running"}.get(report.status.name, "closing"),
-            "scheduler": report.scheduler_address,
-            "dashboard": report.dashboard_link,
+            "scheduler": _without_userinfo(report.scheduler_address),
+            "dashboard": _without_userinfo(report.dashboard_link),
             "workers": workers,
             "threads": threads,
             "memory": memory,
@@ -299,6 +313,7 @@ class GatewayClusters:
         link = report.dashboard_link
         if not isinstance(link, str) or not link.startswith(("http://", "https://")):
             return None
+        link = without_userinfo(link)  # its credentials, when it needs them, go as the server's
         shown = self._registry.source_showing(link)
         if shown is not None and shown.id != cluster_id:
             return shown.id
@@ -317,6 +332,40 @@ class GatewayClusters:
         self._sources.add(cluster_id)
         return cluster_id
 
+    async def _authenticate_dashboard(self, source_id: str, link: object) -> None:
+        """A dashboard whose link carried a user and password and that refuses requests without
+        them gets them as its server's credentials (basic auth), once, unless it holds others.
+
+        Only on refusal: a header sent to a Bokeh server is copied into the session token of the
+        pages it serves, and dask-gateway's own proxy serves dashboards without authentication."""
+        userinfo = userinfo_of(link) if isinstance(link, str) else None
+        source = self._registry.find(source_id)
+        if userinfo is None or source is None or source_id in self._authenticated:
+            return
+        if not source.refused or source.credentials is not None:
+            return
+        self._authenticated.add(source_id)
+        token = base64.b64encode(":".join(userinfo).encode("latin-1", "replace")).decode()
+        try:
+            credential = parse_credential(
+                {"kind": "header", "name": "Authorization", "value": f"Basic {token}"}
+            )
+            await self._registry.set_credentials(source_id, credential)
+        except DashdockError as exc:
+            self._log.warning(
+                "dashdock: the dashboard of a gateway cluster refused its credentials: %s",
+                self._scrubbed(exc.reason),
+            )
+
+    def _scrubbed(self, text: str) -> str:
+        """A message without the user name and password of the gateway's addresses (answers, logs)."""
+        text = _USERINFO.sub("", text)
+        for address in (self.settings.address, self.settings.public_address, self.settings.proxy_address):
+            userinfo = userinfo_of(address) if address else None
+            if userinfo is not None and userinfo[1]:
+                text = text.replace(userinfo[1], "***")
+        return text
+
     async def _call(self, doing: str, operation: Any) -> Any:
         """``operation(gateway)`` within the timeout, its failures said for people."""
         try:
@@ -326,10 +375,13 @@ class GatewayClusters:
             raise TimedOut(
                 f"The Dask Gateway did not answer in {self.settings.timeout:g} s when asked to {doing}."
             ) from None
-        except DashdockError:
+        except DashdockError as exc:
+            exc.reason = self._scrubbed(exc.reason)
             raise
         except Exception as exc:  # dask-gateway and aiohttp errors of every kind, said for people
-            raise _said(doing, exc) from exc
+            said = _said(doing, exc)
+            said.reason = self._scrubbed(said.reason)
+            raise said from None  # the cause's text (and traceback in logs) may hold the password
 
     async def _gateway(self) -> Any:
         if self._client is None:
@@ -351,8 +403,13 @@ class GatewayClusters:
                     asynchronous=True,
                 )
             except (ValueError, TypeError, ImportError) as exc:
-                raise Invalid(f"The Dask Gateway settings are not usable: {exc}") from None
+                raise Invalid(self._scrubbed(f"The Dask Gateway settings are not usable: {exc}")) from None
         return self._client
+
+
+def _without_userinfo(value: object) -> object:
+    """An address or link as the browser may see it: any URL in it without a user and password."""
+    return _USERINFO.sub("", value) if isinstance(value, str) else value
 
 
 def cluster_id_for(name: str) -> str:

@@ -4,10 +4,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from dashdock.errors import Invalid, host_not_allowed
+from dashdock.errors import Invalid, NotAllowed, host_not_allowed
 from dashdock.ids import is_source_id
 from dashdock.sources.registry import SourceRegistry
-from dashdock.targets import Allowlist, Target, TargetError, parse_target_segment
+from dashdock.targets import Allowlist, Target, TargetError, has_dot_segment, parse_target_segment
+
+DOT_SEGMENTS_REFUSED = (
+    "This address has '.' or '..' segments (perhaps percent-encoded); dashdock relays only paths "
+    "that stay inside the dashboard."
+)
 
 
 @dataclass(frozen=True)
@@ -29,9 +34,17 @@ def resolve_route(
     registry: SourceRegistry, allowlist: Allowlist, segment: str, proxy_prefix: str, path: str
 ) -> Route:
     """A source id goes where the registry says (so panes follow a source that moves); a
-    ``host:port`` only where a source or the allowlist permits. Unknown or refused: an error."""
+    ``host:port`` only where a source or the allowlist permits. Unknown or refused: an error.
+
+    A path with a dot segment, raw or encoded, is refused before anything else: the dashboard (or
+    a front that normalises paths) could read it as a path outside the dashboard's root, where
+    requests would go with the credentials this server holds for it."""
+    if has_dot_segment(path):
+        raise NotAllowed(DOT_SEGMENTS_REFUSED)
     if is_source_id(segment):
         source = registry.get(segment)  # unknown, or saved but unusable now (with why)
+        if has_dot_segment(source.root_path):  # never so when added; refused all the same
+            raise NotAllowed(DOT_SEGMENTS_REFUSED)
         return Route(source.target, source.root_path, proxy_prefix, path, source.id)
     try:
         target = parse_target_segment(segment)
