@@ -25,7 +25,7 @@ from dashdock.clusters.manager import ClusterManager
 from dashdock.errors import DashdockError
 from dashdock.history import handlers as history_api
 from dashdock.history import views as history_views
-from dashdock.history.service import HistoryService, HistorySettings
+from dashdock.history.service import DEFAULT_RECORDER_MAX_MEMORY, HistoryService, HistorySettings
 from dashdock.notebook import handlers as notebook_api
 from dashdock.notebook.discovery import KernelClients
 from dashdock.notebook.environment import (
@@ -294,6 +294,15 @@ class DashdockApp(ExtensionApp):
         help="Most sources recorded at the same time; more are not recorded (logged). Default: 16.",
     )
 
+    history_recorder_max_memory = Int(
+        DEFAULT_RECORDER_MAX_MEMORY,
+        min=0,
+        config=True,
+        help="Bytes of address space the history recorder process may use (RLIMIT_AS): a scheduler "
+        "that sends it huge replies exhausts only the recorder, which is started again. 0: no cap. "
+        "Default: 1 GiB.",
+    )
+
     alerts_max_per_run = Int(
         500,
         min=1,
@@ -399,6 +408,7 @@ class DashdockApp(ExtensionApp):
                 max_age=self.history_max_age,
                 max_runs=self.history_max_recorded,
                 max_alerts=self.alerts_max_per_run,
+                recorder_max_memory=self.history_recorder_max_memory,
             ),
             self.registry,
             self._recordable_schedulers,

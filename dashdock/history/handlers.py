@@ -66,6 +66,11 @@ class HistoryAPIHandler(ApiHandler):
             raise Invalid("'end' must not be before 'start'.")
         return start, end
 
+    def described(self, run: Run, newest: bool) -> dict[str, object]:
+        """A run as the API shows it; the newest run of a source says what went wrong recording it."""
+        problem = self.history.problem_of(run.source) if newest else None
+        return {**run.to_json(), "problem": problem} if problem else run.to_json()
+
     def attachment(self, run: Run, suffix: str) -> None:
         name = _UNSAFE_FILENAME.sub("-", run.name).strip("-") or "run"
         self.set_header("Content-Disposition", f'attachment; filename="dashdock-{name}-{suffix}"')
@@ -81,10 +86,11 @@ class RunsHandler(HistoryAPIHandler):
     @web.authenticated
     @authorized
     async def get(self) -> None:
-        runs = await self.history.runs()
+        runs = sorted(await self.history.runs(), key=lambda r: r.start)
+        newest = {run.source: run.id for run in runs}  # a source's problem is shown on its newest run
         self.finish_json(
             {
-                "runs": [run.to_json() for run in sorted(runs, key=lambda r: r.start)],
+                "runs": [self.described(run, newest[run.source] == run.id) for run in runs],
                 "problem": self.history.problem,  # e.g. a recorder that kept dying; None when well
             }
         )
@@ -95,7 +101,7 @@ class RunHandler(HistoryAPIHandler):
     @authorized
     async def get(self, run_id: str) -> None:
         run = await self.history.find(run_id)
-        self.finish_json({**run.to_json(), "recording": self.history.is_recording(run.source)})
+        self.finish_json({**self.described(run, True), "recording": self.history.is_recording(run.source)})
 
     @web.authenticated
     @authorized

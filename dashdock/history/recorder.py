@@ -4,8 +4,14 @@ One asyncio process outside the Jupyter server reads every recorded scheduler on
 writes what it read to the store, in a single writer thread (the store is synchronous). The server
 speaks to it over pipes, one JSON object per line: on stdin ``{"op": "record", "run": {...}}``,
 ``{"op": "stop", "run_id"}``, ``{"op": "settings", "computation_seconds"}`` and ``{"op": "quit"}``;
-on stdout ``recording``, ``gap``, ``ended`` and ``error`` events. End of stdin means the server is
-gone: every run ends and the process exits.
+on stdout ``recording``, ``answering`` (a run's scheduler answers, first or again after failing),
+``gap``, ``ended`` and ``error`` events. End of stdin means the server is gone: every run ends and
+the process exits.
+
+The process runs under an address-space cap (``--max-memory``, RLIMIT_AS): whatever a hostile
+scheduler makes it allocate, it can take down at most this process, never the server; a read
+that hits the cap fails as that scheduler's error (scheduler.py), and the server restarts a
+recorder that died.
 
 Each scheduler is a ``RunRecorder`` (run_recorder.py); this module is the process around them:
 commands in, events out, every run ended when the server goes.
@@ -18,15 +24,36 @@ import asyncio
 import contextlib
 import dataclasses
 import json
+import resource
 import sys
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 
 from dashdock.history.alerts import AlertLimits, AlertWatch
 from dashdock.history.model import Run
 from dashdock.history.run_recorder import Emit, Limits, RunRecorder, Store, Writer
 from dashdock.history.scheduler import SchedulerError, parse_address
+
+
+class _AnsweringWatch(AlertWatch):
+    """A run's alerts that also tell the server when its scheduler answers after not answering
+    (or for the first time), so what the server shows about the source is cleared."""
+
+    def __init__(self, source: str, limits: AlertLimits, on_answer: Callable[[], None]) -> None:
+        super().__init__(source, limits)
+        self._on_answer = on_answer
+        self._unanswered = True
+
+    def answered(self, now: float) -> None:
+        super().answered(now)
+        if self._unanswered:
+            self._unanswered = False
+            self._on_answer()
+
+    def failed(self, error: str, now: float) -> None:
+        super().failed(error, now)
+        self._unanswered = True
 
 
 class Recorder:
@@ -128,9 +155,11 @@ class Recorder:
             self._error(run.id, str(e))
             self.emit({"event": "ended", "run_id": run.id, "reason": str(e)})
             return
-        recorder = RunRecorder(
-            run, self.writer, self.emit, self.limits, AlertWatch(run.source, self.alert_limits)
+        run_id = run.id
+        watch = _AnsweringWatch(
+            run.source, self.alert_limits, lambda: self.emit({"event": "answering", "run_id": run_id})
         )
+        recorder = RunRecorder(run, self.writer, self.emit, self.limits, watch)
         self.runs[run.id] = (recorder, asyncio.ensure_future(self._lifetime(recorder)))
 
     async def _lifetime(self, recorder: RunRecorder) -> None:
@@ -153,6 +182,8 @@ class Recorder:
         self.emit({"event": "recording", "run_id": run.id})
         try:
             reason = await recorder.record()
+        except MemoryError:  # the cap was hit while reading this scheduler: it ends, the others go on
+            reason = "The recorder ran out of memory reading this scheduler (its memory cap was reached)."
         except Exception as e:  # a bug must end one run, not the recorder and every other run
             reason = f"The recorder failed: {type(e).__name__}: {e}"
         with contextlib.suppress(Exception):
@@ -210,6 +241,14 @@ async def _main(path: Path, limits: Limits, alert_limits: AlertLimits) -> None:
             close()
 
 
+def cap_memory(max_bytes: int) -> None:
+    """Cap this process's address space (RLIMIT_AS), never above a cap it already has."""
+    _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    if hard != resource.RLIM_INFINITY:
+        max_bytes = min(max_bytes, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (max_bytes, hard if hard != resource.RLIM_INFINITY else max_bytes))
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m dashdock.history.recorder")
     parser.add_argument("store", type=Path)
@@ -220,7 +259,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--call-timeout", type=float, default=Limits.call_timeout)
     parser.add_argument("--computation-seconds", type=float, default=AlertLimits.computation_seconds)
     parser.add_argument("--max-alerts", type=int, default=AlertLimits.max_alerts)
+    parser.add_argument("--max-memory", type=int, default=0, help="address-space cap in bytes; 0: none")
     args = parser.parse_args(argv)
+    if args.max_memory > 0:
+        cap_memory(args.max_memory)
     limits = Limits(
         tick=args.tick,
         max_runs=args.max_runs,

@@ -3,8 +3,11 @@
 Every few seconds the service compares the schedulers dashdock knows (managed clusters, notebooks'
 clients) with what the recorder records, and tells it to start or stop. The recorder is one
 process (recorder.py) spoken to over pipes, as the cluster hosts are, so reading schedulers never
-runs on the server's event loop; the store is read in worker threads for the same reason. A
-recorder that dies is started again (a bounded number of times), and runs it left open are ended.
+runs on the server's event loop; the store is read in worker threads for the same reason. The
+recorder runs under a memory cap, so a hostile scheduler can exhaust only it; a recorder that dies
+is started again (a bounded number of times, waiting longer each time), and runs it left open are
+ended. What went wrong with a source (its scheduler refused, its reads too big, the recorder dying
+while it read it) is kept per source, one line for the user (``problem_of``).
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import os
 import sys
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -30,6 +34,12 @@ SYNC_INTERVAL = 2.0
 RETENTION_INTERVAL = 600.0
 # A recorder that keeps dying is not started again for ever: the user gets the reason instead.
 MAX_RESTARTS = 5
+# Seconds before restart n (1, 2, 4, ... up to the last); a recorder that lived this long since its
+# last start has its count of restarts forgotten.
+RESTART_BACKOFF = (1.0, 2.0, 4.0, 8.0, 16.0)
+RESTARTS_FORGOTTEN_AFTER = 600.0
+# The recorder's address-space cap when none is configured: a full task stream decodes to ~200 MB.
+DEFAULT_RECORDER_MAX_MEMORY = 1024**3
 # A run the recorder ended (its scheduler stopped answering, its address cannot be read) is not
 # begun again for this long, nor while the source's health check says it is down: else a source
 # whose scheduler is gone would leave an empty run every few seconds.
@@ -51,6 +61,7 @@ class HistorySettings:
     max_age: float  # seconds
     max_runs: int  # recorded at once
     max_alerts: int  # distinct alerts one run keeps
+    recorder_max_memory: int = DEFAULT_RECORDER_MAX_MEMORY  # the recorder's RLIMIT_AS; 0: none
 
 
 class HistoryService:
@@ -77,6 +88,11 @@ class HistoryService:
         self._paused: set[str] = set()  # sources the user stopped recording
         self._ended: dict[str, float] = {}  # source id -> when the recorder last ended its run
         self._restarts = 0
+        self._started_at = 0.0  # monotonic time the current recorder was started
+        self._restart_at: float | None = None  # when a recorder that died may be started again
+        self._problems: dict[str, str] = {}  # source id -> what went wrong recording it, for the user
+        self._failing: set[str] = set()  # sources whose scheduler has not answered since its last error
+        self._stopping: set[str] = set()  # run ids the service asked to stop
         self._computation_seconds = 60.0  # the user's setting: a longer computation is an alert
         self.problem: str | None = None  # why nothing is recorded, for the user
         # Set once start() has opened the store (or found it cannot): the server answers requests
@@ -129,6 +145,10 @@ class HistoryService:
     def is_recording(self, source_id: str) -> bool:
         return source_id in self._recording
 
+    def problem_of(self, source_id: str) -> str | None:
+        """What went wrong recording this source, in one line; None when nothing did."""
+        return self._problems.get(source_id)
+
     async def set_recording(self, source_id: str, enabled: bool) -> None:
         """Stop or resume recording one source (the sidebar's switch)."""
         if enabled:
@@ -167,7 +187,9 @@ class HistoryService:
         for source_id in list(self._recording):
             # Gone, switched off, or moved (a restarted cluster's new scheduler is a new run).
             if wanted.get(source_id) != self._addresses.get(source_id):
-                self._send({"op": "stop", "run_id": self._recording.pop(source_id)})
+                run_id = self._recording.pop(source_id)
+                self._stopping.add(run_id)
+                self._send({"op": "stop", "run_id": run_id})
                 self._addresses.pop(source_id, None)
         for source_id, scheduler in wanted.items():
             if source_id in self._recording or not self._may_begin(source_id):
@@ -209,18 +231,16 @@ class HistoryService:
     async def _ensure_recorder(self) -> bool:
         if self._recorder is not None and self._recorder.returncode is None:
             return True
-        if self._recorder is not None:
-            self._recording.clear()  # its runs ended with it
-            self._addresses.clear()
-            await asyncio.to_thread(self._end_orphaned_runs)
-            self._restarts += 1
+        if self._restarts > MAX_RESTARTS:
+            return False
+        if self._recorder is not None and self._restart_at is None:
+            await self._recorder_died(self._recorder)
             if self._restarts > MAX_RESTARTS:
-                if self.problem is None:
-                    self.problem = "The history recorder stopped working; see the server log."
-                    self._log.error(
-                        "dashdock: the history recorder exited %d times; not restarted", MAX_RESTARTS
-                    )
                 return False
+        if self._restart_at is not None:
+            if time.monotonic() < self._restart_at:
+                return False  # backing off
+            self._restart_at = None
         self._recorder = await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",
@@ -228,11 +248,44 @@ class HistoryService:
             str(self.settings.store),
             f"--computation-seconds={self._computation_seconds}",
             f"--max-alerts={self.settings.max_alerts}",
+            f"--max-memory={self.settings.recorder_max_memory}",
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
+            # Fewer malloc arenas: each reserves 64 MiB of address space, which the cap counts.
+            env={**os.environ, "MALLOC_ARENA_MAX": "2"},
         )
+        self._started_at = time.monotonic()
         self._reader = asyncio.ensure_future(self._read_events(self._recorder))
         return True
+
+    async def _recorder_died(self, recorder: asyncio.subprocess.Process) -> None:
+        """The recorder is gone: say so for the sources it recorded, and plan its restart."""
+        if self._reader is not None:  # the events it wrote before dying say which source failed
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(asyncio.shield(self._reader), 2.0)
+        code = recorder.returncode
+        cap = self.settings.recorder_max_memory
+        why = f"exit code {code}" + (f"; its memory cap is {cap // 2**20} MiB" if cap else "")
+        for source_id in self._recording:
+            self._problems[source_id] = f"The history recorder stopped while recording this source ({why})."
+            # The source that was failing when it died is the likely cause: it waits, the others resume.
+            if source_id in self._failing:
+                self._ended[source_id] = time.monotonic()
+        self._log.warning("dashdock: the history recorder stopped (%s); it is started again", why)
+        self._recording.clear()  # its runs ended with it
+        self._addresses.clear()
+        self._failing.clear()
+        self._stopping.clear()
+        await asyncio.to_thread(self._end_orphaned_runs)
+        if time.monotonic() - self._started_at >= RESTARTS_FORGOTTEN_AFTER:
+            self._restarts = 0
+        self._restarts += 1
+        if self._restarts > MAX_RESTARTS:
+            if self.problem is None:
+                self.problem = "The history recorder stopped working; see the server log."
+                self._log.error("dashdock: the history recorder exited %d times; not restarted", MAX_RESTARTS)
+            return
+        self._restart_at = time.monotonic() + RESTART_BACKOFF[min(self._restarts, len(RESTART_BACKOFF)) - 1]
 
     def _send(self, command: dict[str, Any]) -> None:
         recorder = self._recorder
@@ -247,15 +300,25 @@ class HistoryService:
                 event = json.loads(line)
             except ValueError:
                 continue
+            if not isinstance(event, dict):
+                continue
             kind, run_id = event.get("event"), event.get("run_id")
+            source = self._source_of(run_id)
             if kind == "ended":
-                for source_id, recorded in list(self._recording.items()):
-                    if recorded == run_id:
-                        del self._recording[source_id]
-                        # A scheduler that went away is not looked for again for a while; one that
-                        # was restarted answers already, and its new run begins on the next sync.
-                        if not event.get("restarted"):
-                            self._ended[source_id] = time.monotonic()
+                if source is not None:
+                    del self._recording[source]
+                    self._failing.discard(source)
+                    # A scheduler that went away is not looked for again for a while; one that
+                    # was restarted answers already, and its new run begins on the next sync.
+                    if not event.get("restarted"):
+                        self._ended[source] = time.monotonic()
+                        if run_id not in self._stopping:
+                            self._problems[source] = _one_line(event.get("reason"))
+                self._stopping.discard(run_id)
+            elif kind == "answering":
+                if source is not None:
+                    self._failing.discard(source)
+                    self._problems.pop(source, None)
             elif kind == "gap":
                 self._log.warning(
                     "dashdock: history of %s missed %s tasks (the scheduler's task stream overflowed)",
@@ -264,6 +327,12 @@ class HistoryService:
                 )
             elif kind == "error":
                 self._log.warning("dashdock: history of %s: %s", run_id, event.get("message"))
+                if source is not None:
+                    self._failing.add(source)
+                    self._problems[source] = _one_line(event.get("message"))
+
+    def _source_of(self, run_id: object) -> str | None:
+        return next((source for source, recorded in self._recording.items() if recorded == run_id), None)
 
     # -- the store, read in threads ----------------------------------------------------------
 
@@ -340,6 +409,12 @@ class HistoryService:
             close = getattr(chunks, "close", None)
             if close is not None:
                 await asyncio.to_thread(close)
+
+
+def _one_line(text: object, limit: int = 300) -> str:
+    """A recorder's message as one line of at most ``limit`` characters."""
+    line = " ".join(str(text or "The recorder gave no reason.").split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 def _import_bokeh_plotting() -> None:

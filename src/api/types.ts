@@ -209,6 +209,8 @@ export interface IHistoryRun {
   missed: number;
   /** Whether it is being recorded now. */
   live: boolean;
+  /** On a source's newest run: what went wrong recording the source, in one line (absent when nothing did). */
+  problem?: string | null;
 }
 
 /**
