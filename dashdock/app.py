@@ -43,6 +43,7 @@ from dashdock.proxy.capabilities import Capabilities
 from dashdock.proxy.link_handler import ProxyHandler
 from dashdock.proxy.page.script import page_script
 from dashdock.proxy.relay_handler import ProxySettings
+from dashdock.proxy.session_tokens import SessionTokens
 from dashdock.proxy.view_handler import ViewHandler
 from dashdock.proxy.websocket.relay import WebSocketRelay
 from dashdock.sources import handlers as source_api
@@ -443,6 +444,7 @@ class DashdockApp(ExtensionApp):
         self.handlers.extend(history_api.routes(self.history_service, max_body))
         self.handlers.extend(history_views.routes(self.history_service, page_script()))
         self.handlers.extend(alert_api.routes(self.history_service, self.registry, max_body))
+        self.session_tokens = SessionTokens()
         relay = {
             "registry": self.registry,
             "client": self.client,
@@ -457,6 +459,7 @@ class DashdockApp(ExtensionApp):
                 max_message=self.websocket_max_message_size,
             ),
             "capabilities": Capabilities(self.view_link_lifetime),
+            "tokens": self.session_tokens,
         }
         self.handlers.append((r"/dashdock/proxy/.*", ProxyHandler, relay))
         self.handlers.append((r"/dashdock/view/.*", ViewHandler, relay))

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Protocol
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
@@ -79,13 +80,28 @@ class UpstreamClient:
         self._probe_session: aiohttp.ClientSession | None = None
         # Origin (scheme://host:port) -> what every request to it carries (sources/credentials.py).
         self.credentials: dict[str, Credential] = {}
+        # Whether the server now at an origin may be sent its credential (sources/credentials.py
+        # checks that a local port was not taken over); None sends it always.
+        self.credential_guard: Callable[[str], Awaitable[bool]] | None = None
 
-    def with_credentials(self, url: str, headers: dict[str, str]) -> tuple[str, dict[str, str]]:
-        """``url`` and ``headers`` with the credential of the server ``url`` points to, if it has one."""
+    def credential_for(self, url: str) -> Credential | None:
+        """The credential held for the server ``url`` points to (to clean answers of it)."""
         parts = urlsplit(url)
-        credential = self.credentials.get(f"{parts.scheme}://{parts.netloc}")
+        return self.credentials.get(f"{parts.scheme}://{parts.netloc}")
+
+    async def with_credentials(self, url: str, headers: dict[str, str]) -> tuple[str, dict[str, str]]:
+        """``url`` and ``headers`` with the credential of the server ``url`` points to, if it has
+        one and that server is still the one it was given for."""
+        parts = urlsplit(url)
+        origin = f"{parts.scheme}://{parts.netloc}"
+        credential = self.credentials.get(origin)
         if credential is None:
             return url, headers
+        if self.credential_guard is not None and not await self.credential_guard(origin):
+            return url, headers
+        # What comes back is cleaned of the credential (proxy/scrub.py), so it must come back
+        # uncompressed.
+        headers = {**headers, "Accept-Encoding": "identity"}
         if credential.kind == "header":
             return url, {**headers, credential.name: credential.value}
         if credential.kind == "cookie":
@@ -136,7 +152,8 @@ class UpstreamClient:
 
     async def _get_text(self, url: str) -> str:
         timeout = aiohttp.ClientTimeout(total=self.timeouts.json, sock_connect=self.timeouts.connect)
-        url, headers = self.with_credentials(url, {"Accept-Encoding": "identity"})
+        credential = self.credential_for(url)
+        url, headers = await self.with_credentials(url, {"Accept-Encoding": "identity"})
         try:
             async with self._probes.get(
                 url, allow_redirects=False, timeout=timeout, headers=headers
@@ -154,7 +171,9 @@ class UpstreamClient:
                     if len(raw) > MAX_DOCUMENT_BYTES:
                         limit = MAX_DOCUMENT_BYTES // 2**20
                         raise UnreadableDocument(f"The answer is larger than {limit} MiB.")
-                return raw.decode("utf-8", errors="replace")
+                text = raw.decode("utf-8", errors="replace")
+                # An answer that spells the credential never reaches an API answer or a log.
+                return text.replace(credential.value, "[removed by dashdock]") if credential else text
         except TimeoutError as exc:
             raise UpstreamError("The server did not answer in time.", unreachable=True) from exc
         except aiohttp.ClientConnectionError as exc:

@@ -428,6 +428,16 @@ async def websocket_refusal(jupyter: Jupyter, path: str, **kwargs: Any) -> int:
     return 101
 
 
+def sandbox_policies(response: HTTPResponse) -> list[str]:
+    """A proxied response's content security policies but the one that confines its requests to
+    its own view URL (checked by test_isolation.py), which names the server's port."""
+    return [
+        policy
+        for policy in response.headers.get_list("Content-Security-Policy")
+        if "/dashdock/view/" not in policy
+    ]
+
+
 def view_root(response: HTTPResponse) -> str:
     """The view prefix, ``{base_url}dashdock/view/{target}/{capability}``, a proxied page was served under."""
     match = re.match(r"^(.*?/dashdock/view/[^/]+/[^/]+)", urlsplit(response.effective_url).path)

@@ -47,7 +47,8 @@ async def test_a_credential_goes_upstream_with_every_request_and_never_back(
 
     kept = tmp_path / "kept" / "credentials.json"
     assert stat.S_IMODE(os.stat(kept).st_mode) == 0o600
-    assert json.loads(kept.read_text()) == {recorder.url: credential}
+    # With the user who listened on its port when it was given (sources/listeners.py).
+    assert json.loads(kept.read_text()) == {recorder.url: {**credential, "owner": os.getuid()}}
     assert not [line for line in jupyter.dashdock_warnings if SECRET in line]
 
     # Forgotten on request: the next requests go without, and the file no longer has it.

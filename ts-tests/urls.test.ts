@@ -2,7 +2,7 @@
 import { strict as assert } from 'node:assert';
 import { describe, it } from 'node:test';
 
-import { joinProxyURL, parseDashboardLink } from '../src/api/urls';
+import { hostAndPort, joinProxyURL, parseDashboardLink } from '../src/api/urls';
 
 describe('joinProxyURL', () => {
   it('puts a source id below the proxy of the base URL', () => {
@@ -195,5 +195,21 @@ describe('parseDashboardLink', () => {
     const started = Date.now();
     assert.deepEqual(parseDashboardLink(huge), { url: huge });
     assert.ok(Date.now() - started < 1000);
+  });
+});
+
+describe('hostAndPort', () => {
+  it('names the port a credential goes to, also when the URL implies it', () => {
+    assert.equal(hostAndPort('http://127.0.0.1:8787/status'), '127.0.0.1:8787');
+    assert.equal(
+      hostAndPort('https://dash.example.org/status'),
+      'dash.example.org:443'
+    );
+    assert.equal(
+      hostAndPort('http://dash.example.org?x=1'),
+      'dash.example.org:80'
+    );
+    assert.equal(hostAndPort('http://[::1]:8787/'), '[::1]:8787');
+    assert.equal(hostAndPort('http://user@host:9/'), 'host:9');
   });
 });

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from http.cookies import CookieError, SimpleCookie
-from urllib.parse import parse_qsl, urlencode, urljoin, urlsplit
+from urllib.parse import parse_qsl, quote, urlencode, urljoin, urlsplit
 
 from dashdock.targets import Target
 
@@ -70,6 +70,14 @@ SANDBOX = "sandbox allow-scripts allow-popups allow-downloads"
 PROXIED_PAGE_POLICY = f"{SANDBOX}; frame-ancestors 'self'"
 # What dashdock's own error pages may do: nothing but show inline-styled text.
 ERROR_PAGE_POLICY = "sandbox; frame-ancestors 'self'; default-src 'none'; style-src 'unsafe-inline'"
+
+# Where a page's requests may go: its own view URL, whatever the scheme it is reached by (TLS may
+# end in front of Jupyter). Scripts run inline and by eval (Bokeh, Panel), pictures may be data or
+# blob URLs; nothing else of any host, this one's other paths (Jupyter's API) included.
+_CONFINED_SCHEMES = ("http", "https", "ws", "wss")
+_HOST_RE = re.compile(r"^[A-Za-z0-9.\-]+(?::[0-9]{1,5})?$|^\[[0-9A-Fa-f:.]+\](?::[0-9]{1,5})?$")
+# Characters a CSP source expression's path may hold as they are (';', ',' and spaces would end it).
+_PATH_SAFE = "/:@!$&'()*+=-._~"
 
 # Directives of a dashboard's own policy that are not its to decide: framing (Lab frames it) and
 # reporting (where violations are sent). Every other directive is kept, so the policies only add up.
@@ -135,6 +143,15 @@ def content_security_policies(upstream_policies: list[str]) -> list[str]:
             if directives:
                 kept.append("; ".join(directives))
     return kept
+
+
+def confinement_policy(hosts: list[str], view_prefix: str) -> str:
+    """The policy that keeps a page's requests (fetch, websockets, pictures, fonts, frames, forms,
+    scripts) on its own view URL, under each name the browser may know this server by."""
+    path = quote(view_prefix.rstrip("/") + "/", safe=_PATH_SAFE)
+    valid = [host for host in dict.fromkeys(hosts) if _HOST_RE.match(host)]
+    own = " ".join(f"{scheme}://{host}{path}" for host in valid for scheme in _CONFINED_SCHEMES) or "'none'"
+    return f"default-src {own} 'unsafe-inline' 'unsafe-eval' data: blob:; form-action {own}; base-uri {own}"
 
 
 def rewrite_location(

@@ -4,6 +4,8 @@ Authenticated by Jupyter (panes, kernels' ``dashboard_link``, worker pages, Dask
 dashboard"). A page request is answered with a redirect to its view URL (view_handler.py), never
 with the dashboard's content, which must not run with the user's session. Websocket upgrades are
 relayed here for programs that hold Jupyter's token; a browser page's foreign Origin is refused.
+A navigation started by another site or a proxied page (a popup) is asked to confirm first
+(navigation.py).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import Any
 from jupyter_server.utils import ensure_async, url_path_join
 from tornado import web
 
+from dashdock.proxy.navigation import CONFIRMATION_POLICY, confirmation_page, started_elsewhere
 from dashdock.proxy.relay_handler import RelayHandler
 
 
@@ -45,11 +48,22 @@ class ProxyHandler(RelayHandler):
     async def get(self, *args: Any, **kwargs: Any) -> None:
         if self._is_upgrade:
             await self._open_websocket()
+        elif started_elsewhere(self.request.headers):
+            self._ask_first()
         else:
             self._redirect_to_view()
 
     async def head(self, *args: Any) -> None:
         self._redirect_to_view()
+
+    def _ask_first(self) -> None:
+        """A navigation another site (or a proxied page) started: the user confirms it first, so
+        that no page can make this server open a dashboard, with its credentials, by itself."""
+        self.set_header("Cache-Control", "no-store")
+        self.set_header("Referrer-Policy", "no-referrer")
+        self.set_header("Content-Security-Policy", CONFIRMATION_POLICY)
+        self.set_header("Content-Type", "text/html; charset=UTF-8")
+        self.finish(confirmation_page(self._route.target.netloc, self.request.uri or ""))
 
     def _redirect_to_view(self) -> None:
         self.set_header("Cache-Control", "no-store")

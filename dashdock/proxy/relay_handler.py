@@ -29,6 +29,7 @@ from dashdock.proxy.capabilities import Capabilities
 from dashdock.proxy.headers import (
     ERROR_PAGE_POLICY,
     confine_cookie,
+    confinement_policy,
     content_security_policies,
     passed_response_headers,
     query_without_credentials,
@@ -38,6 +39,8 @@ from dashdock.proxy.headers import (
 )
 from dashdock.proxy.page.script import with_script
 from dashdock.proxy.routing import Route, resolve_route
+from dashdock.proxy.scrub import BodyScrubber, carries, clean_location, is_text, secret_forms
+from dashdock.proxy.session_tokens import SessionTokens
 from dashdock.proxy.websocket.relay import RelayRequest, WebSocketRelay
 from dashdock.proxy.websocket.upgrade import SUPPORTED_VERSION, UnsupportedVersion, checked_subprotocols
 from dashdock.proxy.websocket.upstream import accept_value
@@ -71,6 +74,7 @@ class RelayHandler(DomainErrors, JupyterHandler):
         bokeh_js: LocalBokehJS,
         websockets: WebSocketRelay,
         capabilities: Capabilities,
+        tokens: SessionTokens,
     ) -> None:
         self._registry = registry
         self._bokeh_js = bokeh_js
@@ -79,6 +83,7 @@ class RelayHandler(DomainErrors, JupyterHandler):
         self._proxy = proxy
         self._websockets = websockets
         self._capabilities = capabilities
+        self._tokens = tokens
 
     # -- routing ---------------------------------------------------------------------------
 
@@ -111,13 +116,37 @@ class RelayHandler(DomainErrors, JupyterHandler):
         url = url_path_join(self.base_url, "dashdock/view", segment, capability) + "/" + below
         return url + (f"?{query}" if query else "")
 
-    def _upstream(self) -> tuple[URL, dict[str, str]]:
+    async def _upstream(self) -> tuple[URL, dict[str, str]]:
         """Where the request goes and the headers it takes, with the credentials of the dashboard's
-        server when the user gave some (sources/credentials.py): added here, never seen by the page."""
+        server when the user gave some (sources/credentials.py): added here, and cleaned out of
+        what comes back (scrub.py)."""
         query = upstream_query(self.request.query)
         url = self._route.upstream_url + (f"?{query}" if query else "")
-        url, headers = self._client.with_credentials(url, upstream_request_headers(self.request.headers))
+        headers = upstream_request_headers(self.request.headers)
+        url, headers = await self._client.with_credentials(url, headers)
         return URL(url, encoded=True), headers
+
+    def _credential_forms(self) -> tuple[list[bytes], str | None]:
+        """How the held credential may be spelled in an answer, and its query name if it is one."""
+        credential = self._client.credential_for(self._route.target.origin + "/")
+        if credential is None:
+            return [], None
+        return secret_forms(credential.value), credential.name if credential.kind == "query" else None
+
+    def _scrubber(self, response: aiohttp.ClientResponse) -> BodyScrubber | None:
+        """What cleans this response's body, or None when it passes as it is (not text)."""
+        if not is_text(response.content_type):
+            return None
+        forms, _ = self._credential_forms()
+        if "Content-Encoding" in response.headers and response.headers["Content-Encoding"] != "identity":
+            if forms:  # asked for uncompressed (upstream.py): what cannot be checked does not pass
+                raise Unavailable(
+                    f"The dashboard at {self._route.target.netloc} sent a compressed page although "
+                    "asked not to; dashdock cannot check it for the credentials it holds."
+                )
+            return None
+        route = self._route
+        return BodyScrubber(forms, self._tokens, route.target.origin + route.upstream_root)
 
     # -- HTTP ------------------------------------------------------------------------------
 
@@ -145,6 +174,8 @@ class RelayHandler(DomainErrors, JupyterHandler):
         self.clear_header("Content-Security-Policy")
         for policy in content_security_policies(upstream_policies):
             self.add_header("Content-Security-Policy", policy)
+        hosts = [self.request.host, self.request.headers.get("X-Forwarded-Host", "").split(",")[0].strip()]
+        self.add_header("Content-Security-Policy", confinement_policy(hosts, self._route.proxy_prefix))
         # A view URL is a capability: it must not leave in a Referer.
         self.set_header("Referrer-Policy", "no-referrer")
 
@@ -155,7 +186,7 @@ class RelayHandler(DomainErrors, JupyterHandler):
         )
         method = self.request.method or "GET"
         body = self.request.body if method in _BODY_METHODS else None
-        url, headers = self._upstream()
+        url, headers = await self._upstream()
         try:
             async with self._client.session.request(
                 method,
@@ -165,16 +196,19 @@ class RelayHandler(DomainErrors, JupyterHandler):
                 allow_redirects=False,
                 timeout=timeout,
             ) as response:
-                self._start_response(response)
+                scrubber = self._scrubber(response)
+                self._start_response(response, rewritten=scrubber is not None)
                 if method == "HEAD" or response.status in (204, 304):
                     return
                 tag = self._page_script_tag(response)
                 if tag is not None:
-                    await self._relay_page(response, tag)
+                    await self._relay_page(response, tag, scrubber)
                     return
                 async for chunk in response.content.iter_any():
-                    self.write(chunk)
+                    self.write(scrubber.feed(chunk) if scrubber is not None else chunk)
                     await self.flush()
+                if scrubber is not None:
+                    self.write(scrubber.finish())
         except StreamClosedError:
             return  # the browser went away; leaving the block closes the upstream response
         except (TimeoutError, aiohttp.ClientError) as exc:
@@ -191,7 +225,9 @@ class RelayHandler(DomainErrors, JupyterHandler):
         """The script tag to add to this response, or None to relay it as it is (the default)."""
         return None
 
-    async def _relay_page(self, response: aiohttp.ClientResponse, tag: bytes) -> None:
+    async def _relay_page(
+        self, response: aiohttp.ClientResponse, tag: bytes, scrubber: BodyScrubber | None
+    ) -> None:
         """An HTML page with ``tag`` put into its first chunk, streamed as the dashboard sends it.
 
         A page whose head ``_rewrite_head`` changes has its head gathered first (up to
@@ -200,18 +236,24 @@ class RelayHandler(DomainErrors, JupyterHandler):
         self.clear_header("Content-Length")  # the page grows by the tag
         head: bytearray | None = bytearray()
         gather = self._rewrites_head()
-        async for chunk in response.content.iter_any():
+        async for received in response.content.iter_any():
+            chunk = scrubber.feed(received) if scrubber is not None else received
             if head is None:
                 self.write(chunk)
             else:
                 head += chunk
+                if not head:  # all of it held back by the scrubber: wait for more
+                    continue
                 if gather and b"</head>" not in head.lower() and len(head) < MAX_HEAD_BYTES:
                     continue
                 self.write(with_script(self._rewrite_head(bytes(head)), tag))
                 head = None
             await self.flush()
+        rest = scrubber.finish() if scrubber is not None else b""
         if head is not None:  # a short page, or an empty one: it still gets the script
-            self.write(with_script(self._rewrite_head(bytes(head)), tag))
+            self.write(with_script(self._rewrite_head(bytes(head + rest)), tag))
+        elif rest:
+            self.write(rest)
 
     def _rewrites_head(self) -> bool:
         """Whether ``_rewrite_head`` changes this route's pages (view_handler.py); most it does not."""
@@ -221,25 +263,32 @@ class RelayHandler(DomainErrors, JupyterHandler):
         """What a page's head needs changed to work through the proxy."""
         return head
 
-    def _start_response(self, response: aiohttp.ClientResponse) -> None:
+    def _start_response(self, response: aiohttp.ClientResponse, rewritten: bool) -> None:
+        """Status and headers; a header or cookie that carries the held credential is dropped, a
+        redirect loses it. ``rewritten``: the body changes on the way (no Content-Length)."""
         route = self._route
+        forms, query_name = self._credential_forms()
         self.set_status(response.status, response.reason)
         self.clear_header("Content-Type")
         for name, value in passed_response_headers(response.headers):
-            self.add_header(name, value)
+            if not carries(value, forms) and not (rewritten and name.lower() == "content-length"):
+                self.add_header(name, value)
         self._set_sandbox(response.headers.getall("Content-Security-Policy", []))
         for raw in response.headers.getall("Set-Cookie", []):
             cookie = confine_cookie(raw, route.proxy_prefix)
-            if cookie is not None:
+            if cookie is not None and not carries(raw, forms):
                 self.add_header("Set-Cookie", cookie)
         location = response.headers.get("Location")
         if location is not None:
-            rewritten = rewrite_location(
-                location, route.target, route.upstream_root, str(response.url), route.proxy_prefix
+            upstream_url = str(response.url)
+            if query_name is not None:  # the request's own URL had the credential added
+                upstream_url = clean_location(upstream_url, forms, query_name)
+            moved = rewrite_location(
+                location, route.target, route.upstream_root, upstream_url, route.proxy_prefix
             )
-            if rewritten is None:
+            if moved is None:
                 raise Unavailable("The dashboard redirected to another host; dashdock does not follow it.")
-            self.set_header("Location", rewritten)
+            self.set_header("Location", clean_location(moved, forms, query_name))
 
     # -- websockets ------------------------------------------------------------------------
 
@@ -258,7 +307,11 @@ class RelayHandler(DomainErrors, JupyterHandler):
             self.finish()
             return
         pane_id = self.get_query_argument(PANE_QUERY_KEY, "")
-        url, headers = self._upstream()
+        url, headers = await self._upstream()
+        # A page holds a stand-in for its Bokeh session token (session_tokens.py): the dashboard
+        # gets its own token back, and only the dashboard it was minted for.
+        dashboard = self._route.target.origin + self._route.upstream_root
+        protocols = [self._tokens.original(protocol, dashboard) for protocol in protocols]
         request = RelayRequest(
             target=self._route.target,
             request_target=url.raw_path_qs,

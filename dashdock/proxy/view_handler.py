@@ -15,6 +15,7 @@ from jupyter_server.utils import ensure_async, url_path_join
 from dashdock.errors import NotAllowed
 from dashdock.proxy.bokehjs.serve import IMMUTABLE
 from dashdock.proxy.capabilities import Verdict
+from dashdock.proxy.navigation import started_elsewhere
 from dashdock.proxy.page.script import PAGE_SCRIPT_PATH, page_script, script_tag, with_proxied_static
 from dashdock.proxy.relay_handler import RelayHandler
 
@@ -71,8 +72,12 @@ class ViewHandler(RelayHandler):
         )
 
     def _may_renew(self) -> bool:
+        # Only a navigation the user or the Lab started: a page (a popup of a proxied page, another
+        # site) cannot have this server mint a link and open the dashboard (navigation.py).
         navigation = self.request.headers.get("Sec-Fetch-Mode") == "navigate"
-        return navigation and self.request.method == "GET" and not self._is_upgrade
+        if not navigation or self.request.method != "GET" or self._is_upgrade:
+            return False
+        return not started_elsewhere(self.request.headers)
 
     def check_origin(self, origin_to_satisfy_tornado: str = "") -> bool:
         # Pages here are sandboxed, so their websockets come from the opaque origin "null".

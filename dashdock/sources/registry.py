@@ -49,6 +49,7 @@ class SourceRegistry:
         self._allowlist = allowlist
         self._saved = SavedSources(store, log)
         self._credentials = HeldCredentials(client.credentials, credentials_file, log)
+        client.credential_guard = self._credentials.may_send
         self._log = log
         self._sources: dict[str, Source] = {}
         self._disabled: dict[str, DisabledSource] = {}
@@ -96,7 +97,7 @@ class SourceRegistry:
         if not self._allowlist.allows(typed.target):
             raise host_not_allowed(typed.target.netloc)
         origin = typed.target.origin
-        with self._credentials.trying(origin, credential) as previous:
+        async with self._credentials.trying(origin, credential) as previous:
             source, created = await self._add_root(typed, name)
         if credential is not None and credential != previous:
             problem = await self._credentials.save()
@@ -280,6 +281,10 @@ class SourceRegistry:
             self._mark_failed(source, exc)
         else:
             self._mark(source, "up", "")
+        withheld = self._credentials.withheld(source.target.origin)
+        if withheld:  # whatever answered, the user has to act: asked like a refusal
+            self._mark(source, "down", withheld)
+            source.refused = True
         return source
 
     async def check_all(self) -> None:

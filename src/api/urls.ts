@@ -95,3 +95,16 @@ function decoded(segment: string): string | null {
     return null;
   }
 }
+
+/**
+ * `host:port` of a dashboard URL, the port written out when the URL leaves it implied.
+ */
+export function hostAndPort(url: string): string {
+  const scheme = (
+    url.match(/^([a-z][a-z0-9+.-]*):\/\//i)?.[1] ?? 'http'
+  ).toLowerCase();
+  const netloc = url.replace(/^[a-z][a-z0-9+.-]*:\/\//i, '').split(/[/?#]/)[0];
+  const hostPart = netloc.split('@').pop() ?? netloc;
+  const hasPort = /:\d+$/.test(hostPart);
+  return hasPort ? hostPart : `${hostPart}:${scheme === 'https' ? 443 : 80}`;
+}

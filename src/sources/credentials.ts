@@ -7,6 +7,7 @@ import { TranslationBundle } from '@jupyterlab/translation';
 import { Widget } from '@lumino/widgets';
 
 import type { ICredentials } from '../api/types';
+import { hostAndPort } from '../api/urls';
 import { element } from '../ui/dom';
 
 /** Where a token usually goes, for each kind: the name field starts with it. */
@@ -98,8 +99,8 @@ export async function askCredentials(
   why: string,
   trans: TranslationBundle
 ): Promise<ICredentials | null> {
-  // The dialog names the dashboard's host:port, the part a user recognises in a URL.
-  const host = url.replace(/^[a-z]+:\/\//i, '').split('/')[0];
+  // The dialog names the dashboard's host and port: the credentials go to that server only.
+  const host = hostAndPort(url);
   const body = new CredentialsForm(trans);
   const reason = element('p', 'jp-dashdock-Credentials-why');
   reason.textContent = why;
