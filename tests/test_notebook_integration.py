@@ -196,6 +196,25 @@ async def test_the_summary_cannot_reach_a_host_outside_the_allowlist(jupyter: Ju
     assert code == 400
 
 
+async def test_a_gateway_link_with_userinfo_gives_a_source_that_never_shows_it(
+    clean_environment: None, jupyter: Jupyter, jp_serverapp: Any, dashboard_port: int
+) -> None:
+    """dask-gateway builds a cluster's dashboard link from an address that may keep its userinfo."""
+    directory = Path(os.environ[CLIENTS_DIR_VARIABLE])
+    async with Kernel(jp_serverapp, notebook="g.ipynb") as kernel:
+        record = {
+            "kernel_id": kernel.id,
+            "client_id": "Client-1",
+            "dashboard": f"http://alice:pa55word@127.0.0.1:{dashboard_port}/status",
+            "started": 1,
+        }
+        (directory / f"{kernel.id}--Client-1.json").write_text(json.dumps(record))
+        (source,) = await wait_for_kernel_sources(jupyter, 1)
+        assert source["url"] == f"http://127.0.0.1:{dashboard_port}"
+        _, listing = await jupyter.api("GET", "sources")
+        assert "pa55word" not in json.dumps(listing) and "alice:" not in json.dumps(listing)
+
+
 async def test_a_forged_record_cannot_make_the_proxy_reach_a_host_outside_the_allowlist(
     clean_environment: None, jupyter: Jupyter, jp_serverapp: Any
 ) -> None:

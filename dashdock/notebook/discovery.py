@@ -32,7 +32,13 @@ from dashdock.kernel.protocol import (
 )
 from dashdock.sources.model import Source
 from dashdock.sources.registry import SourceRegistry
-from dashdock.targets import Allowlist, TargetError, parse_dashboard_url, parse_target_segment
+from dashdock.targets import (
+    Allowlist,
+    TargetError,
+    parse_dashboard_url,
+    parse_target_segment,
+    without_userinfo,
+)
 
 KIND = "kernel"
 SCAN_INTERVAL = 2.0
@@ -203,7 +209,8 @@ def _read_directory(directory: Path) -> tuple[list[ClientRecord], list[Path]]:
             record = valid_record(document)
             if record is None:
                 continue
-            dashboard = parse_dashboard_url(record["dashboard"]).url
+            # A gateway's link may carry the user's name and password: the source never does.
+            dashboard = parse_dashboard_url(without_userinfo(record["dashboard"])).url
         except (OSError, ValueError, TargetError):
             continue
         kernel_id, client_id, started = record["kernel_id"], record["client_id"], record["started"]

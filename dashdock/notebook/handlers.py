@@ -19,7 +19,7 @@ from dashdock.http import ApiHandler
 from dashdock.ids import is_kernel_id
 from dashdock.notebook.cells import read_cell
 from dashdock.notebook.discovery import KernelClients
-from dashdock.targets import Allowlist, TargetError, parse_dashboard_url
+from dashdock.targets import Allowlist, TargetError, parse_dashboard_url, without_userinfo
 from dashdock.upstream import UpstreamClient, UpstreamError
 
 # Dask's name -> ours; missing numbers stay missing (older schedulers).
@@ -70,7 +70,7 @@ class SummaryHandler(_KernelAPIHandler):
         if kernel_id is not None and not is_kernel_id(kernel_id):
             raise Invalid("'kernel' is not a kernel id.")
         try:
-            dashboard = parse_dashboard_url(self.get_query_argument("dashboard", ""))
+            dashboard = parse_dashboard_url(without_userinfo(self.get_query_argument("dashboard", "")))
         except TargetError as exc:
             raise Invalid(str(exc)) from exc
 
