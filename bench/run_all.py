@@ -21,6 +21,7 @@ SCRIPTS = (
     "kernel_preload.py",
     "history_store.py",
     "history_recorder.py",
+    "history_hostile_pages.py",
     "alerts_cost.py",
 )
 

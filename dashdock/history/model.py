@@ -6,7 +6,75 @@ are Unix seconds (floats) as the scheduler reports them.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
+
+# Text a client of the recorded scheduler chooses (task keys, and so their groups; exception texts;
+# worker names and metric names) is cut to these many characters, the marker included, where records
+# are stored. History pages are bounded in counts (spans drawn, groups listed); these bound each item,
+# so a page is bounded in bytes too: 20,000 spans of 16 KiB keys once took the server to 4.7 GB.
+MAX_KEY = 256  # a key is shown to be recognised (its group and index come first), never looked up
+MAX_GROUP = 128  # a group (Dask's prefix) names a colour and a row; Dask stores it untruncated
+MAX_WORKER = 256  # a worker's address or name (a worker may call itself anything)
+MAX_ACTION = 32  # a span's action ("compute", "transfer", ...)
+MAX_EXCEPTION = 4_000  # an exception's text, as the scheduler reader already cuts it
+MAX_DETAIL_TEXT = 4_000  # any other text in an event's or alert's detail (a traceback, a metric name)
+MAX_DETAIL_ITEMS = 1_000  # entries of one list or mapping in a detail
+MAX_DETAIL_DEPTH = 8  # nesting of a detail
+MAX_TITLE = 512  # an alert's title (it names a group)
+
+
+def clip(text: str, limit: int) -> str:
+    """``text`` cut to at most ``limit`` characters, the cut marked visibly: "abc…[+1,234 chars]".
+
+    Clipping clipped text changes nothing, so the recorder and the store may both clip."""
+    if len(text) <= limit:
+        return text
+    return clip_head(text, len(text), limit)
+
+
+def clip_head(head: str, length: int, limit: int) -> str:
+    """What ``clip`` makes of a text of ``length`` characters that begins with ``head`` (at least
+    ``limit`` characters of it), for a text read in part."""
+    if length <= limit:
+        return head
+    # The marker for dropping the whole text is at least as long as the one finally written.
+    keep = max(0, limit - len(_marker(length)))
+    return head[:keep] + _marker(length - keep)
+
+
+def _marker(dropped: int) -> str:
+    return f"\u2026[+{dropped:,} chars]"
+
+
+def is_clipped(text: str) -> bool:
+    """Whether ``text`` ends with the marker ``clip`` writes."""
+    if not text.endswith(" chars]"):
+        return False
+    _, sep, count = text[: -len(" chars]")].rpartition("\u2026[+")
+    return bool(sep) and count.replace(",", "").isdigit()
+
+
+def clip_detail(value: object, limit: int = MAX_DETAIL_TEXT, depth: int = 0) -> object:
+    """A detail (JSON-like) with every text clipped, containers cut to MAX_DETAIL_ITEMS entries and
+    nesting to MAX_DETAIL_DEPTH; "key" and "group" entries get their own limits."""
+    if value is None or isinstance(value, bool | int | float):
+        return value
+    if isinstance(value, str):
+        return clip(value, limit)
+    if depth >= MAX_DETAIL_DEPTH:
+        return clip(repr(value), 64)
+    if isinstance(value, dict):
+        items = list(value.items())[:MAX_DETAIL_ITEMS]
+        return {
+            clip(str(k), MAX_GROUP): clip_detail(v, _DETAIL_LIMITS.get(str(k), limit), depth + 1)
+            for k, v in items
+        }
+    if isinstance(value, list | tuple):
+        return [clip_detail(v, limit, depth + 1) for v in list(value[:MAX_DETAIL_ITEMS])]
+    return clip(str(value), limit)
+
+
+_DETAIL_LIMITS = {"key": MAX_KEY, "group": MAX_GROUP, "worker": MAX_WORKER, "exception": MAX_EXCEPTION}
 
 
 @dataclass(frozen=True)
@@ -33,6 +101,40 @@ class TaskRecord:
     spans: tuple[Span, ...] = ()
     nbytes: int | None = None
     exception: str | None = None  # the exception's text, for an erred task
+
+
+def clip_task(task: TaskRecord) -> TaskRecord:
+    """The task with the text its client chose clipped (itself when nothing was too long)."""
+    spans = task.spans
+    if any(
+        len(s.action) > MAX_ACTION or (s.source is not None and len(s.source) > MAX_WORKER) for s in spans
+    ):
+        spans = tuple(
+            Span(
+                clip(s.action, MAX_ACTION),
+                s.start,
+                s.stop,
+                None if s.source is None else clip(s.source, MAX_WORKER),
+            )
+            for s in spans
+        )
+    exception = None if task.exception is None else clip(task.exception, MAX_EXCEPTION)
+    if (
+        spans is task.spans
+        and len(task.key) <= MAX_KEY
+        and len(task.group) <= MAX_GROUP
+        and len(task.worker) <= MAX_WORKER
+        and exception == task.exception
+    ):
+        return task
+    return replace(
+        task,
+        key=clip(task.key, MAX_KEY),
+        group=clip(task.group, MAX_GROUP),
+        worker=clip(task.worker, MAX_WORKER),
+        spans=spans,
+        exception=exception,
+    )
 
 
 @dataclass(frozen=True)

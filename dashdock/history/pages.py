@@ -16,11 +16,11 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from dashdock.errors import NotFound
-from dashdock.history.model import Alert, Run, WorkerSample
+from dashdock.history.model import MAX_GROUP, MAX_KEY, MAX_WORKER, Alert, Run, WorkerSample, is_clipped
 from dashdock.history.store import HistoryStore
 
 PAGES = ("overview", "task-stream", "progress", "memory")
@@ -50,6 +50,9 @@ class PageLimits:
     """How much a page reads and draws; beyond it the page says what it left out."""
 
     rects: int = 20_000  # spans drawn in the task stream
+    # Characters of keys, groups and workers' names the task stream carries (each span has its
+    # own copy): with every text clipped where it is stored (model.py), this bounds a page's bytes.
+    text: int = 2_000_000
     rate_bars: int = 600  # bars of the overview's task rate
     memory_points: int = 600  # points of a memory series
     samples: int = 200_000  # worker samples read for one page
@@ -151,7 +154,8 @@ def _overview(store: HistoryStore, run: Run, whole: _Span, window: _Span, limits
             plot.add_layout(
                 BoxAnnotation(left=gap.start * 1000, right=gap.stop * 1000, fill_color="red", fill_alpha=0.2)
             )
-    _mark_alerts(rate_plot, store.alerts(run_id=run.id, limit=limits.alerts))
+    alerts = store.alerts(run_id=run.id, limit=limits.alerts)
+    _mark_alerts(rate_plot, alerts)
     for gap in gaps:
         rate_plot.add_layout(
             Label(
@@ -184,6 +188,11 @@ def _overview(store: HistoryStore, run: Run, whole: _Span, window: _Span, limits
         notes.append(f"{run.gaps:,} tasks finished unrecorded (red: the scheduler's task stream overflowed).")
     if len(gaps) >= limits.gaps:
         notes.append(f"The first {limits.gaps} gaps are shaded.")
+    if len(alerts) >= limits.alerts:
+        notes.append(f"The {limits.alerts} alerts updated last are marked.")
+    cut = sum(is_clipped(alert.title) for alert in alerts)
+    if cut:
+        notes.append(f"{cut:,} alert titles were too long and are cut (\u2026[+N chars] marks the cut).")
     notes.append("Drag over a plot to choose the window the other panes show.")
     layout = column(_note(" ".join(notes)), rate_plot, memory_plot, sizing_mode="stretch_both")
     initial = Range1d(*window.ms)  # what the Lab shows at first
@@ -270,10 +279,14 @@ def _task_stream(store: HistoryStore, run: Run, whole: _Span, window: _Span, lim
     rects: dict[str, list[Any]] = {name: [] for name in columns}
     drawn_until: float | None = None
     left_out = False
+    text = 0
+    clipped = Clipped()
     for task in store.tasks(run.id, window.first, window.last, limit=limits.rects + 1):
-        if len(rects["key"]) + len(task.spans) > limits.rects:
+        text += (len(task.key) + len(task.group) + len(task.worker)) * len(task.spans)
+        if len(rects["key"]) + len(task.spans) > limits.rects or text > limits.text:
             left_out = True
             break
+        clipped.task(task.key, task.group, task.worker)
         lane = (task.worker, -1 if task.thread is None else task.thread)
         for span in task.spans:
             rects["lane"].append(lane)
@@ -317,12 +330,15 @@ def _task_stream(store: HistoryStore, run: Run, whole: _Span, window: _Span, lim
             f"The first {len(rects['key']):,} spans are drawn (until {_clock(drawn_until)}); "
             "this window holds more tasks. Choose a shorter window to see them all."
         )
+    elif left_out:
+        note = "This window's first task alone is more than a page draws. Choose a shorter window."
     elif not rects["key"]:
         note = "No task ran in this window."
     else:
         note = (
             f"{len(rects['key']):,} spans of {len(set(rects['key'])):,} tasks on {len(lanes)} worker threads."
         )
+    note = " ".join([note, *clipped.notes()])
     return column(_note(note), plot, sizing_mode="stretch_both"), None
 
 
@@ -364,6 +380,10 @@ def _progress(store: HistoryStore, run: Run, whole: _Span, window: _Span, limits
     if len(ranked) > len(shown):
         rest = sum(ok + erred for _, (ok, erred) in ranked[limits.groups :])
         notes.append(f"{len(ranked) - len(shown):,} smaller groups ({rest:,} tasks) are not drawn.")
+    clipped = Clipped()
+    for group in data["group"]:
+        clipped.task("", group, "")
+    notes.extend(clipped.notes())
     return column(_note(" ".join(notes)), plot, sizing_mode="stretch_both"), None
 
 
@@ -427,12 +447,48 @@ def _memory(store: HistoryStore, run: Run, whole: _Span, window: _Span, limits: 
         notes.append(f"Read the first {len(samples):,} samples only: choose a shorter window.")
     if others:
         notes.append(f"{len(others):,} more workers count in the total but are not drawn one by one.")
+    clipped = Clipped()
+    for worker in by_worker:
+        clipped.task("", "", worker)
+    notes.extend(clipped.notes())
     if not samples:
         notes = ["No worker memory was recorded in this window."]
     return column(_note(" ".join(notes)), total_plot, worker_plot, sizing_mode="stretch_both"), None
 
 
 # -- shared --------------------------------------------------------------------------------------
+
+
+@dataclass
+class Clipped:
+    """Counts the keys, groups and workers' names a page shows cut (clipped where they were stored),
+    so the page can say so."""
+
+    keys: int = 0
+    groups: set[str] = field(default_factory=set)
+    workers: set[str] = field(default_factory=set)
+
+    def task(self, key: str, group: str, worker: str) -> None:
+        if is_clipped(key):
+            self.keys += 1
+        if is_clipped(group):
+            self.groups.add(group)
+        if is_clipped(worker):
+            self.workers.add(worker)
+
+    def notes(self) -> list[str]:
+        """Sentences of numbers only (a note is HTML)."""
+        cut = [
+            (self.keys, "task keys", MAX_KEY),
+            (len(self.groups), "group names", MAX_GROUP),
+            (len(self.workers), "worker names", MAX_WORKER),
+        ]
+        return [
+            f"{n:,} {what} were longer than {limit} characters and are cut (\u2026[+N chars] marks the cut)."
+            for n, what, limit in cut
+            if n
+        ]
+
 
 _BUILDERS: dict[str, Callable[..., tuple[Any, Any]]] = {
     "overview": _overview,

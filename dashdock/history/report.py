@@ -16,13 +16,17 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from dashdock.errors import NotFound
-from dashdock.history.model import Event, Run, TaskRecord, WorkerSample
+from dashdock.history.model import MAX_EXCEPTION, Event, Run, TaskRecord, WorkerSample, is_clipped
+from dashdock.history.pages import Clipped
 from dashdock.history.store import HistoryStore
 
 
 @dataclass(frozen=True)
 class ReportLimits:
     rects: int = 50_000  # spans drawn in the task stream
+    # Characters of keys and groups the task stream carries (each span its own copy); with every
+    # text clipped where it is stored (model.py), this bounds the report's bytes.
+    text: int = 4_000_000
     groups: int = 200  # task groups listed
     exceptions: int = 100  # exceptions listed
     memory_points: int = 1_000  # points of the memory plot
@@ -63,6 +67,9 @@ class _Window:
         default_factory=lambda: {k: [] for k in ("y", "left", "right", "color", "key", "group", "action")}
     )
     drawn_until: float | None = None
+    left_out: int = 0  # tasks counted but not drawn
+    text: int = 0
+    clipped: Clipped = field(default_factory=Clipped)
     groups: dict[str, list[float]] = field(default_factory=dict)  # group -> [count, seconds, erred]
     other_groups: int = 0
     exceptions: list[tuple[float, str, str, str]] = field(default_factory=list)  # time, key, worker, text
@@ -83,8 +90,15 @@ class _Window:
                 counts[2] += 1
             if len(self.exceptions) < self.limits.exceptions:
                 self.exceptions.append((task.stop, task.key, task.worker, task.exception or task.status))
-        if len(self.rects["y"]) + len(task.spans) > self.limits.rects:
+        cost = (len(task.key) + len(task.group)) * len(task.spans)
+        if self.left_out or len(self.rects["y"]) + len(task.spans) > self.limits.rects:
+            self.left_out += 1
             return
+        if self.text + cost > self.limits.text:
+            self.left_out += 1
+            return
+        self.text += cost
+        self.clipped.task(task.key, task.group, task.worker)
         lane = self.lanes.setdefault((task.worker, task.thread), len(self.lanes))
         for span in task.spans:
             self.rects["y"].append(lane)
@@ -218,12 +232,14 @@ def _header(run: Run, window: _Window, first: float, last: float, samples: list[
         f"{len(samples):,} worker samples.</p>",
     ]
     drawn = len(window.rects["y"])
-    if window.drawn_until is not None and window.tasks and drawn >= window.limits.rects - 3:
+    if window.left_out:
+        until = f" (until {_clock(window.drawn_until)})" if window.drawn_until is not None else ""
         lines.append(
-            f"<p class='note'>The task stream draws the first {drawn:,} spans (until "
-            f"{_clock(window.drawn_until)}); later tasks are counted in the tables below but not drawn. "
+            f"<p class='note'>The task stream draws the first {drawn:,} spans{until}; "
+            f"{window.left_out:,} later tasks are counted in the tables below but not drawn. "
             "Choose a shorter window to see them.</p>"
         )
+    lines.extend(f"<p class='note'>{_e(note)}</p>" for note in window.clipped.notes())
     return "\n".join(lines)
 
 
@@ -266,6 +282,12 @@ def _exceptions_section(window: _Window, events: list[Event]) -> str:
         if window.erred > window.limits.exceptions
         else ""
     )
+    cut = sum(is_clipped(text) for _, _, _, text in rows)
+    if cut:
+        note += (
+            f"<p class='note'>{cut:,} exception texts were longer than {MAX_EXCEPTION:,} characters and are "
+            "cut (\u2026[+N chars] marks the cut).</p>"
+        )
     return (
         "<h2>Exceptions</h2><table><tr><th>time</th><th>key</th><th>worker</th><th>exception</th></tr>"
         f"{body}</table>{note}"

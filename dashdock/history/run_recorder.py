@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from dashdock.history.alerts import AlertWatch, departure
-from dashdock.history.model import Alert, Event, Gap, GroupProgress, Run, TaskRecord, WorkerSample
+from dashdock.history.model import Alert, Event, Gap, GroupProgress, Run, TaskRecord, WorkerSample, clip_task
 from dashdock.history.scheduler import (
     MAX_TEXT,
     Scheduler,
@@ -194,6 +194,9 @@ class RunRecorder:
             if task is None:
                 missed += 1  # a record we cannot read is a task we did not keep: say so
                 continue
+            # Clipped at once (the store clips again): a client chooses its keys, and the alerts
+            # name groups, so a 1 MiB key never travels further than this.
+            task = clip_task(task)
             tasks.append(task)
             if task.status == "error" and len(events) < self.limits.max_exceptions_per_tick:
                 # The event keeps what the task row does not: the worker's traceback text.

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import json
 import logging
 import os
@@ -421,3 +422,10 @@ def _import_bokeh_plotting() -> None:
     import bokeh.layouts
     import bokeh.models
     import bokeh.plotting  # noqa: F401
+
+    # The server's heap is now what it keeps for its life (Jupyter, tornado, Dask, Bokeh: some
+    # 350,000 objects). A full collection walks all of it, holding the GIL, and so the event loop,
+    # for 150-400 ms; building a History page triggers one now and then. Frozen, they are left out
+    # of every collection: a full one then walks only what was made since (bench/history_hostile_pages.py).
+    gc.collect()
+    gc.freeze()

@@ -27,7 +27,25 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
-from dashdock.history.model import Alert, Event, Gap, GroupProgress, Run, Span, TaskRecord, WorkerSample
+from dashdock.history.model import (
+    MAX_EXCEPTION,
+    MAX_GROUP,
+    MAX_KEY,
+    MAX_TITLE,
+    MAX_WORKER,
+    Alert,
+    Event,
+    Gap,
+    GroupProgress,
+    Run,
+    Span,
+    TaskRecord,
+    WorkerSample,
+    clip,
+    clip_detail,
+    clip_head,
+    clip_task,
+)
 from dashdock.history.schema import CLUSTERED, RUN_TABLES, SCHEMA, SCHEMA_VERSION, migrate
 
 _SQLITE_HEADER = b"SQLite format 3\x00"
@@ -37,9 +55,15 @@ BUSY_TIMEOUT = 30.0
 # Retention deletes a run's rows in transactions of at most this many rows, so the recorder's
 # writes are never held up for long.
 DELETE_CHUNK = 20_000
-# Texts a task brings (key, exception) are cut to this many characters: an exception's text can be
-# a whole traceback, and a key is shown, not looked up.
-MAX_TEXT = 16_384
+# An exception's text is cut to this many characters (it can be a whole traceback). Keys, groups,
+# worker names and details have limits of their own (model.py: MAX_KEY, MAX_GROUP, ...): every text a
+# client of the scheduler chose is clipped here, on the way in, so no page or export of a run holds
+# more of it per item than those limits, whatever that client chose.
+MAX_TEXT = MAX_EXCEPTION
+# Rows written before those limits (an older dashdock kept keys of 16 KiB and groups of any length)
+# are clipped as they are read too; read with this much room, text clipped on the way in is untouched.
+_READ_ROOM = 32
+_NAME = f"substr(names.text, 1, {MAX_WORKER + _READ_ROOM})"  # a group's or worker's name, as read
 # The overview's resolution: tasks finished are counted per 1/RATE_TICKS seconds.
 RATE_TICKS = 10
 # Idle connections kept for reuse across calls and threads.
@@ -208,6 +232,7 @@ class HistoryStore:
 
     def add_tasks(self, run_id: str, tasks: Sequence[TaskRecord]) -> bool:
         cut = self.max_text
+        tasks = [clip_task(task) for task in tasks]
         with self._write() as db:
             found = _find(db, run_id, "seq, tasks")
             if found is None:
@@ -227,7 +252,7 @@ class HistoryStore:
                     task.thread,
                     task.status,
                     task.nbytes,
-                    None if task.exception is None else task.exception[:cut],
+                    None if task.exception is None else clip(task.exception, cut),
                     _encode_spans(task),
                 )
                 for n, task in enumerate(tasks)
@@ -263,7 +288,15 @@ class HistoryStore:
             db.executemany(
                 "INSERT INTO worker_samples VALUES (?, ?, ?, ?, ?, ?, ?)",
                 [
-                    (seq, s.time, self._name(db, seq, s.worker), s.managed, s.unmanaged, s.spilled, s.cpu)
+                    (
+                        seq,
+                        s.time,
+                        self._name(db, seq, clip(s.worker, MAX_WORKER)),
+                        s.managed,
+                        s.unmanaged,
+                        s.spilled,
+                        s.cpu,
+                    )
                     for s in samples
                 ],
             )
@@ -276,7 +309,15 @@ class HistoryStore:
                 return False
             db.executemany(
                 "INSERT INTO group_progress VALUES (?, ?, ?, ?)",
-                [(seq, r.time, self._name(db, seq, r.group), json.dumps(r.states)) for r in rows],
+                [
+                    (
+                        seq,
+                        r.time,
+                        self._name(db, seq, clip(r.group, MAX_GROUP)),
+                        json.dumps(clip_detail(r.states)),
+                    )
+                    for r in rows
+                ],
             )
         return True
 
@@ -287,7 +328,16 @@ class HistoryStore:
                 return False
             db.executemany(
                 "INSERT INTO events VALUES (?, ?, ?, ?, ?)",
-                [(seq, e.time, e.kind, e.worker, json.dumps(e.detail, default=str)) for e in events],
+                [
+                    (
+                        seq,
+                        e.time,
+                        clip(e.kind, MAX_GROUP),
+                        None if e.worker is None else clip(e.worker, MAX_WORKER),
+                        json.dumps(clip_detail(e.detail), default=str),
+                    )
+                    for e in events
+                ],
             )
         return True
 
@@ -307,11 +357,11 @@ class HistoryStore:
                         seq,
                         a.source,
                         a.kind,
-                        a.subject,
+                        clip(a.subject, MAX_GROUP),  # a task group
                         a.time,
                         a.updated,
-                        a.title[: self.max_text],
-                        json.dumps(a.detail, default=str),  # bounded where it is made
+                        clip(a.title, MAX_TITLE),
+                        json.dumps(clip_detail(a.detail), default=str),
                         a.count,
                     )
                     for a in alerts
@@ -377,7 +427,13 @@ class HistoryStore:
         if found is None:
             return
         seq, longest = found
-        names = dict(db.execute("SELECT id, text FROM names WHERE run = ?", (seq,)).fetchall())
+        names = {
+            name: _clipped(head, length, MAX_WORKER)  # groups' and workers' names
+            for name, head, length in db.execute(
+                "SELECT id, substr(text, 1, ?), length(text) FROM names WHERE run = ?",
+                (MAX_WORKER + _READ_ROOM, seq),
+            ).fetchall()
+        }
         where, args = "run = ?", [seq]
         if start is not None:
             # A task overlapping the window started at most ``longest`` before it: the scan stays
@@ -388,18 +444,31 @@ class HistoryStore:
             where += " AND start <= ?"
             args.append(end)
         sql = (
-            "SELECT key, grp, worker, thread, start, stop, status, spans, nbytes, exception FROM tasks "
-            f"WHERE {where} ORDER BY start, seq"
+            "SELECT substr(key, 1, ?), length(key), grp, worker, thread, start, stop, status, spans, nbytes, "
+            f"substr(exception, 1, ?), length(exception) FROM tasks WHERE {where} ORDER BY start, seq"
         )
         if limit is not None:
             sql += " LIMIT ?"
             args.append(limit)
-        cursor = db.execute(sql, args)
+        cursor = db.execute(sql, [MAX_KEY + _READ_ROOM, self.max_text + _READ_ROOM, *args])
         try:
             while rows := cursor.fetchmany(1000):
-                for key, grp, worker, thread, t0, t1, status, spans, nbytes, exception in rows:
+                for (
+                    key,
+                    key_length,
+                    grp,
+                    worker,
+                    thread,
+                    t0,
+                    t1,
+                    status,
+                    spans,
+                    nbytes,
+                    exc,
+                    exc_length,
+                ) in rows:
                     yield TaskRecord(
-                        key=key,
+                        key=_clipped(key, key_length, MAX_KEY),
                         group=names[grp],
                         worker=names[worker],
                         thread=thread,
@@ -408,7 +477,7 @@ class HistoryStore:
                         status=status,
                         spans=_decode_spans(spans, t0, t1),
                         nbytes=nbytes,
-                        exception=exception,
+                        exception=None if exc is None else _clipped(exc, exc_length, self.max_text),
                     )
         finally:
             cursor.close()
@@ -421,7 +490,7 @@ class HistoryStore:
                 return []
             seq, longest = found
             rows = db.execute(
-                "SELECT names.text, sum(tasks.status = 'OK'), sum(tasks.status != 'OK') FROM tasks "
+                f"SELECT {_NAME}, sum(tasks.status = 'OK'), sum(tasks.status != 'OK') FROM tasks "
                 "JOIN names ON names.id = tasks.grp WHERE tasks.run = ? AND tasks.start >= ? "
                 "AND tasks.start <= ? AND tasks.stop >= ? AND tasks.stop <= ? GROUP BY tasks.grp",
                 (seq, start - longest - 1e-3, end, start, end),
@@ -442,7 +511,7 @@ class HistoryStore:
     ) -> list[WorkerSample]:
         rows = self._select(
             run_id,
-            "SELECT time, names.text, managed, unmanaged, spilled, cpu FROM worker_samples "
+            f"SELECT time, {_NAME}, managed, unmanaged, spilled, cpu FROM worker_samples "
             "JOIN names ON names.id = worker_samples.worker",
             "time",
             start,
@@ -457,7 +526,7 @@ class HistoryStore:
     ) -> list[GroupProgress]:
         rows = self._select(
             run_id,
-            "SELECT time, names.text, states FROM group_progress JOIN names ON names.id = group_progress.grp",
+            f"SELECT time, {_NAME}, states FROM group_progress JOIN names ON names.id = group_progress.grp",
             "time",
             start,
             end,
@@ -664,6 +733,14 @@ class HistoryStore:
             db.execute("PRAGMA incremental_vacuum")
             with suppress(sqlite3.OperationalError):  # a reader holds the WAL: truncated next time
                 db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+
+def _clipped(head: str, length: int, limit: int) -> str:
+    """A text read as its first characters and its length, clipped as ``clip`` would (with room for
+    text clipped on the way in, which is left as it is)."""
+    if length <= limit + _READ_ROOM:
+        return head
+    return clip_head(head, length, limit)
 
 
 def _find(db: sqlite3.Connection, run_id: str, columns: str) -> tuple | None:
