@@ -296,6 +296,8 @@ export class HistorySection extends Widget {
     element('div', 'jp-dashdock-Run-details', text);
     const missed = element('div', 'jp-dashdock-Run-missed', text);
     missed.hidden = true;
+    const problem = element('div', 'jp-dashdock-Run-problem', text);
+    problem.hidden = true;
     for (const [action, label, tooltip] of [
       ['export', '⤓', trans.__('Download the Chrome trace of this run (E)')],
       ['delete', '×', trans.__('Delete this run (Delete)')]
@@ -348,6 +350,12 @@ export class HistorySection extends Widget {
     )!;
     missedNode.hidden = !run.missed;
     missedNode.textContent = missed;
+    // What went wrong reading this source's scheduler (a reply too big, a recorder that died).
+    const problemNode = item.querySelector<HTMLElement>(
+      '.jp-dashdock-Run-problem'
+    )!;
+    problemNode.hidden = !run.problem;
+    problemNode.textContent = run.problem ?? '';
     missedNode.title = run.missed
       ? trans.__(
           'The scheduler dropped %1 tasks before they could be read; the History view marks where.',
