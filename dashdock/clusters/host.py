@@ -11,6 +11,7 @@ cluster is closed and the process exits, so no scheduler or worker outlives its 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
 import json
 import signal
@@ -97,6 +98,10 @@ class _Host:
             # not the size of the first start, and is at that size when it answers.
             kwargs["n_workers"] = size
         self.cluster = await cluster_class(*args, asynchronous=True, **kwargs)
+        # The scheduler keeps a task stream from its first task (Dask starts one only when first
+        # asked): the history records what a client computes the moment the cluster answers.
+        with contextlib.suppress(Exception):
+            await self.cluster.scheduler_comm.get_task_stream_index()
         if adapt:
             self.cluster.adapt(minimum=adapt["minimum"], maximum=adapt["maximum"])
         elif workers is not None:

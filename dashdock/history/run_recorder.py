@@ -111,6 +111,10 @@ class TickWrites:
         return kept
 
 
+# Tasks of a scheduler's backlog that finished this long before the run began raise no alert.
+BACKLOG_ALERTS = 60.0
+
+
 class RunRecorder:
     """Records one scheduler for one run until it is stopped or the scheduler is gone."""
 
@@ -130,11 +134,27 @@ class RunRecorder:
         self.progress: dict[str, dict[str, int]] = {}
         self.failing_since: float | None = None
         self.restarted = False  # another scheduler answers at the address: record it at once
+        # (finish time, keys) of the newest task an earlier run of this scheduler kept
+        self.recorded_before: tuple[float, frozenset[str]] | None = None
+        self.backlog = True  # the next read is the first: the scheduler's buffer so far
 
     async def start(self) -> None:
-        """Where the run begins in the task stream."""
+        """Where the run begins in the task stream: the scheduler's whole buffer, less what an
+        earlier run of the same scheduler kept already (a server restart, recording switched back on)."""
+        with contextlib.suppress(Exception):  # a store that cannot say: the buffer is new to it
+            self.recorded_before = await self.writer.run(
+                self.writer.store.last_recorded, self.run.scheduler, self.run.id
+            )
         with contextlib.suppress(SchedulerError):  # not there yet: the first tick tries again
             await self.stream.begin()
+
+    def _kept_before(self, task: TaskRecord) -> bool:
+        """Whether an earlier run of this scheduler has ``task`` (only the first read, the buffer's
+        backlog, is checked; later reads are new by the stream's counter)."""
+        if self.recorded_before is None:
+            return False
+        stop, keys = self.recorded_before
+        return task.stop < stop or (task.stop == stop and task.key in keys)
 
     async def record(self) -> str:
         """Tick until stopped (one last tick then) or gone; returns why the run ended."""
@@ -197,6 +217,8 @@ class RunRecorder:
             # Clipped at once (the store clips again): a client chooses its keys, and the alerts
             # name groups, so a 1 MiB key never travels further than this.
             task = clip_task(task)
+            if self._kept_before(task):
+                continue
             tasks.append(task)
             if task.status == "error" and len(events) < self.limits.max_exceptions_per_tick:
                 # The event keeps what the task row does not: the worker's traceback text.
@@ -207,7 +229,13 @@ class RunRecorder:
             missed += len(tasks) - self.limits.max_records_per_tick
             tasks = tasks[-self.limits.max_records_per_tick :]
         gap = Gap(self.last_read, now, missed) if missed else None
-        self.alerts.tasks(tasks, now)
+        if self.backlog:
+            # The first read is the scheduler's backlog: what failed long before recording began is
+            # history, not news (tasks of the last minute before it still alert).
+            self.backlog, self.recorded_before = False, None
+            self.alerts.tasks([t for t in tasks if t.stop >= self.run.start - BACKLOG_ALERTS], now)
+        else:
+            self.alerts.tasks(tasks, now)
         samples: list[WorkerSample] = []
         progress: list[GroupProgress] = []
         problem: SchedulerError | None = None

@@ -393,6 +393,23 @@ class HistoryStore:
             self._names[(run, text)] = int(row[0])
         return int(row[0])
 
+    def last_recorded(self, scheduler: str, but: str) -> tuple[float, frozenset[str]] | None:
+        """When the newest task an earlier run of ``scheduler`` kept finished, and the keys that
+        finished then: a new run of a scheduler that was recorded before goes on from there."""
+        with self._db() as db:
+            row = db.execute(
+                "SELECT seq FROM runs WHERE scheduler = ? AND id != ? AND NOT deleting"
+                " ORDER BY seq DESC LIMIT 1",
+                (scheduler, but),
+            ).fetchone()
+            if row is None:
+                return None
+            (stop,) = db.execute("SELECT MAX(stop) FROM tasks WHERE run = ?", (row[0],)).fetchone()
+            if stop is None:
+                return None
+            keys = db.execute("SELECT key FROM tasks WHERE run = ? AND stop = ?", (row[0], stop)).fetchall()
+        return stop, frozenset(key for (key,) in keys)
+
     # -- reading (the server, in worker threads; kernels) ------------------------------------
 
     def runs(self) -> list[Run]:

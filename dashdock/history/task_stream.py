@@ -29,17 +29,19 @@ class TaskStreamReader:
         self.longest = 0  # most records one read returned: the buffer holds at least this many
 
     async def begin(self) -> None:
-        """Where reading begins. Asking makes the scheduler keep a task stream (it starts one on first
-        request), so tasks finishing from now on are in it."""
-        self.cursor = await self.scheduler.task_stream_index()
+        """Reading begins at the oldest record the scheduler still holds: a computation that started
+        before the recorder attached (a cluster computing the moment it answered) is recorded from
+        its first task, up to the buffer's length (Dask keeps the last 100,000); what it dropped
+        before is counted as missed. Asking also makes a scheduler that kept no task stream start one
+        (dashdock starts it with each cluster and client it knows of)."""
+        await self.scheduler.task_stream_index()
+        self.cursor = 0
 
     async def read(self) -> tuple[list[Mapping[str, Any]], int]:
         """New task-stream records since the last read, and how many were missed."""
         index = await self.scheduler.task_stream_index()
-        if self.cursor is None:
-            # The run starts here: the scheduler's older records belong to what came before.
-            self.cursor = index
-            return [], 0
+        if self.cursor is None:  # the scheduler did not answer begin(): from the buffer's start too
+            self.cursor = 0
         if index < self.cursor:
             raise Restarted(
                 f"The scheduler at {self.scheduler.comm.address} was restarted (its task stream began again)."
