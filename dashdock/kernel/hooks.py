@@ -56,6 +56,9 @@ async def setup(client: Any) -> None:
     reprs.register(shell, kernel)
     directory = os.environ.get(CLIENTS_DIR_VARIABLE)
     identity = await client.scheduler.identity(n_workers=0)
+    # The scheduler keeps a task stream from now on (Dask starts one only when first asked), so
+    # the history has what this client computes before the server's recorder attaches.
+    await client.scheduler.get_task_stream_index()
     dashboard = gateway_dashboard(client) or dashboard_url(identity)
     accounting = cells.accounting(shell, kernel, Path(directory) if directory else None)
     await accounting.add_client(client, dashboard)
