@@ -21,7 +21,8 @@ _HOSTNAME_RE = re.compile(rf"^{_HOST_LABEL}(?:\.{_HOST_LABEL})*$")
 _NUMERIC_LABEL_RE = re.compile(r"^(?:0x[0-9a-f]*|[0-9]+)$")
 # A target segment in a proxy path: ``host:port`` or ``[v6]:port``; nothing else.
 _TARGET_SEGMENT_RE = re.compile(
-    r"^(?:\[(?P<v6>[0-9a-fA-F:.]+)\]|(?P<host>[A-Za-z0-9.-]+)):(?P<port>[0-9]{1,5})$"
+    r"^(?:\[(?P<v6>[0-9a-fA-F:.]+)\]|(?P<host>[A-Za-z0-9.-]+)|(?P<bare>[0-9a-fA-F:.]*:[0-9a-fA-F:.]*))"
+    r":(?P<port>[0-9]{1,5})$"
 )
 _UNSAFE_URL_CHARS = re.compile(r"[\x00-\x20\x7f\\<>\"'`{}|^]")
 MAX_URL_LENGTH = 2048
@@ -137,12 +138,17 @@ def _parse_port(text: str) -> int:
 
 
 def parse_target_segment(segment: str) -> Target:
-    """Parse the ``host:port`` segment of a proxy path (always plain HTTP)."""
+    """Parse the ``host:port`` segment of a proxy path (always plain HTTP).
+
+    An IPv6 host comes bracketed (``[::1]:8787``) or bare (``::1:8787``, what Dask's link template
+    ``{host}:{port}`` makes of it): a bare one is split at its last colon, and must be an IPv6
+    address."""
     match = _TARGET_SEGMENT_RE.match(segment)
     if not match:
         raise TargetError("The proxy target must be a source id or host:port.")
-    host = normalize_host(match["v6"] or match["host"])
-    if match["v6"] and ":" not in host:
+    v6 = match["v6"] or match["bare"]
+    host = normalize_host(v6 or match["host"])
+    if v6 and ":" not in host:
         raise TargetError("The host name is not valid.")
     return Target("http", host, _parse_port(match["port"]))
 

@@ -35,6 +35,10 @@ def dashboard_port(output: str) -> int:
     return int(lines[-1].split()[1])
 
 
+printed_port = dashboard_port  # for tests that also take the session cluster's `dashboard_port`
+CONNECT = "from distributed import Client\nother = Client({address!r})"
+
+
 async def kernel_sources(jupyter: Jupyter) -> list[dict[str, Any]]:
     await jupyter.api("GET", "kernel-clients")  # scans what kernels reported
     _, body = await jupyter.api("GET", "sources")
@@ -311,3 +315,66 @@ async def test_a_notebooks_source_cannot_be_removed_while_its_client_runs(
         code, body = await jupyter.api("DELETE", f"sources/{source['id']}")
         assert code == 409 and "goes when the client or its kernel closes" in body["message"]
         assert len(await kernel_sources(jupyter)) == 1
+
+
+def _urls(sources: list[dict[str, Any]]) -> set[str]:
+    return {source["url"] for source in sources}
+
+
+async def test_two_local_clusters_in_one_kernel_are_two_sources(
+    clean_environment: None, jupyter: Jupyter, jp_serverapp: Any
+) -> None:
+    async with Kernel(jp_serverapp, notebook="two.ipynb") as kernel:
+        first = dashboard_port(await kernel.run(NEW_CLIENT.format(n=1)))
+        second = dashboard_port(await kernel.run(NEW_CLIENT.format(n=2)))
+        sources = await wait_for_kernel_sources(jupyter, 2)
+    assert _urls(sources) == {f"http://127.0.0.1:{first}", f"http://127.0.0.1:{second}"}
+
+
+async def test_a_second_client_on_another_scheduler_is_a_source_of_its_own(
+    clean_environment: None, jupyter: Jupyter, jp_serverapp: Any, dask_cluster: Any, dashboard_port: int
+) -> None:
+    async with Kernel(jp_serverapp, notebook="other.ipynb") as kernel:
+        first = printed_port(await kernel.run(NEW_CLIENT.format(n=1)))
+        await kernel.run(CONNECT.format(address=dask_cluster.scheduler_address))
+        sources = await wait_for_kernel_sources(jupyter, 2)
+    assert _urls(sources) == {f"http://127.0.0.1:{first}", f"http://127.0.0.1:{dashboard_port}"}
+
+
+async def test_a_closed_clients_source_goes_and_the_next_ones_comes(
+    clean_environment: None, jupyter: Jupyter, jp_serverapp: Any, dask_cluster: Any, dashboard_port: int
+) -> None:
+    async with Kernel(jp_serverapp, notebook="next.ipynb") as kernel:
+        await kernel.run(CONNECT.format(address=dask_cluster.scheduler_address))
+        first = printed_port(await kernel.run(NEW_CLIENT.format(n=1)))
+        await wait_for_kernel_sources(jupyter, 2)
+        await kernel.run("client1.close()")
+        (left,) = await wait_for_kernel_sources(jupyter, 1)
+        assert left["url"] == f"http://127.0.0.1:{dashboard_port}"
+        second = printed_port(await kernel.run(NEW_CLIENT.format(n=2)))
+        sources = await wait_for_kernel_sources(jupyter, 2)
+    assert _urls(sources) == {f"http://127.0.0.1:{dashboard_port}", f"http://127.0.0.1:{second}"}
+    assert f"http://127.0.0.1:{first}" not in _urls(sources)
+
+
+async def test_a_notebook_takes_over_the_source_of_the_dashboard_it_connects_to(
+    clean_environment: None, jupyter: Jupyter, jp_serverapp: Any
+) -> None:
+    """The source keeps its id (its open panes) and follows the notebook's next cluster."""
+    async with Kernel(jp_serverapp, notebook="over.ipynb") as kernel:
+        port = dashboard_port(await kernel.run(NEW_CLIENT.format(n=1)))
+        await wait_for_kernel_sources(jupyter, 1)
+        added = await jupyter.add_source(f"http://127.0.0.1:{port}/status")
+        await wait_for_kernel_sources(jupyter, 0)
+        new_port = dashboard_port(await kernel.run(NEW_CLIENT.format(n=2)))
+        await kernel.run("client1.close(); cluster1.close()")
+        for _ in range(80):
+            _, body = await jupyter.api("GET", "sources")
+            (taken,) = [s for s in body["sources"] if s["id"] == added["id"]]
+            if taken["url"] == f"http://127.0.0.1:{new_port}":
+                break
+            await asyncio.sleep(0.25)
+        assert taken["url"] == f"http://127.0.0.1:{new_port}"
+        assert await kernel_sources(jupyter) == []  # no second source for the new cluster
+        _, clients = await jupyter.api("GET", "kernel-clients")
+        assert [c["source"] for c in clients["clients"]] == [added["id"]]

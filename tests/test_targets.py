@@ -95,6 +95,9 @@ def test_a_url_that_cannot_be_a_dashboard_is_rejected(typed: str) -> None:
         ("127.0.0.1:8787", Target("http", "127.0.0.1", 8787)),
         ("LocalHost.:80", Target("http", "localhost", 80)),
         ("[::1]:8787", Target("http", "::1", 8787)),
+        # Bare, as Dask's link template "{host}:{port}" writes an IPv6 host: split at the last colon.
+        ("::1:8787", Target("http", "::1", 8787)),
+        ("fe80::a:1:80", Target("http", "fe80::a:1", 80)),
         ("scheduler-0.dask:8787", Target("http", "scheduler-0.dask", 8787)),
     ],
 )
@@ -117,7 +120,10 @@ def test_a_proxy_target_segment_is_host_and_port(segment: str, expected: Target)
         "127.0.0.1:8787%2F..",
         "[127.0.0.1]:8787",
         "[::1]",
-        "::1:8787",
+        "::1",
+        "1:2:8787",
+        "::1:8787:",
+        "::g:8787",
         "2130706433:8787",
         "0x7f000001:8787",
         "0177.0.0.1:8787",

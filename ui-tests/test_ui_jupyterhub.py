@@ -204,6 +204,36 @@ def test_a_dask_gateway_cluster_from_a_notebook_is_a_source_with_live_panes(
         alice.context.close()
 
 
+SECOND_CLIENT_NOTEBOOK = [
+    "from distributed import Client, LocalCluster\n"
+    "local = LocalCluster(n_workers=1, threads_per_worker=1, processes=False, protocol='tcp',\n"
+    "                     host='127.0.0.1', dashboard_address='127.0.0.1:0')\n"
+    "first = Client(local)",
+    "from dask_gateway import Gateway\n"
+    "gateway = Gateway()\n"
+    "cluster = gateway.new_cluster()\n"
+    "cluster.scale(1)\n"
+    "client = cluster.get_client()\n"
+    "client.wait_for_workers(1, timeout=120)",
+]
+
+
+def test_a_notebooks_second_client_on_a_gateway_cluster_is_a_source_too(browser: Browser, hub: Hub) -> None:
+    bob = _log_in(browser, hub, "bob")
+    _run_notebook(bob, hub, "bob", "two-clients.ipynb", SECOND_CLIENT_NOTEBOOK)
+    try:
+        both = wait_until(lambda: len(urls := _kernel_source_urls(bob)) == 2 and urls, timeout=180)
+        assert any("/services/dask-gateway/clusters/" in url for url in both), both
+        assert any("127.0.0.1:" in url and "/services/" not in url for url in both), both
+    finally:
+        run_in_notebook(bob, "client.close(); cluster.close(); first.close(); local.close()")
+        bob.context.close()
+
+
+def _kernel_source_urls(page: Page) -> list[str]:
+    return [source["url"] for source in _kernel_sources(page)]
+
+
 REPLACE_CLUSTER = """
 cluster.close()
 cluster = gateway.new_cluster()
@@ -215,6 +245,13 @@ client.wait_for_workers(1, timeout=120)
 
 def _kernel_source(page: Page) -> dict | None:
     """The notebook's source, as the user's dashdock API lists it; None while it has none."""
+    sources = _kernel_sources(page)
+    assert len(sources) <= 1, sources
+    return sources[0] if sources else None
+
+
+def _kernel_sources(page: Page) -> list[dict]:
+    """The notebooks' sources, as the user's dashdock API lists them."""
     listing = page.evaluate(
         """async () => {
             const xsrf = document.cookie.match(/_xsrf=([^;]+)/)?.[1] || '';
@@ -224,9 +261,7 @@ def _kernel_source(page: Page) -> dict | None:
         }"""
     )
     assert "sources" in listing, listing
-    sources = [s for s in listing["sources"] if s["kind"] == "kernel"]
-    assert len(sources) <= 1, sources
-    return sources[0] if sources else None
+    return [s for s in listing["sources"] if s["kind"] == "kernel"]
 
 
 # The workers a Dask plot shows: the distinct values of its data sources' `worker` column.

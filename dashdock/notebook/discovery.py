@@ -6,7 +6,11 @@ Kernels write one small file per client into a directory this server owns (see
 - a kernel's newest client gets the kernel's own source id, so when a notebook replaces its
   cluster (a new LocalCluster on another port) the open panes of that source follow it;
 - other clients of the same kernel on other dashboards get sources of their own;
-- a dashboard that already has a source (added by URL, a managed cluster) gets no second one;
+- a dashboard that already has a source (added by URL, a managed cluster) gets no second one:
+  when it is the kernel's newest client, the kernel takes that source over (it keeps its id and
+  kind) and moves it to the notebook's next cluster, as it would its own;
+- the kernel's own source id goes to its newest client that has no other source, so a newer
+  client on another source's dashboard does not take it from an older one;
 - files of kernels that are gone (shut down, killed) are removed with their sources.
 """
 
@@ -79,6 +83,7 @@ class KernelClients:
         self._task: asyncio.Task[None] | None = None
         self._refused: set[str] = set()  # dashboards already logged as not allowed
         self.clients: dict[str, tuple[ClientRecord, str | None]] = {}  # client id -> record, source id
+        self._taken: dict[str, str] = {}  # kernel id -> the source of another kind it took over
 
     def start(self) -> None:
         self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -116,6 +121,8 @@ class KernelClients:
             by_kernel.setdefault(record.kernel_id, []).append(record)
 
         others = {s.dashboard.url: s.id for s in self._registry.list() if s.kind != KIND}
+        known = {s.id for s in self._registry.list()}
+        taken = {k: v for k, v in self._taken.items() if k in by_kernel and v in known}
         wanted: dict[str, tuple[str, str, str]] = {}  # source id -> (name, dashboard, flavour)
         clients: dict[str, tuple[ClientRecord, str | None]] = {}
         for kernel_id, kernel_records in by_kernel.items():
@@ -126,18 +133,25 @@ class KernelClients:
                     published = kernel_source_id(kernel_id, PUBLISHED_CLIENT_ID)
                     wanted[published] = (f"{name} (published)", record.dashboard, "bokeh")
             kernel_records = [record for record in kernel_records if record.flavour == "dask"]
+            # The kernel's main source: its own, or one of another kind it took over (its newest
+            # client connected to a dashboard that already had a source), which then follows the
+            # notebook's next cluster as its own would.
+            main = taken.get(kernel_id) or kernel_source_id(kernel_id)
+            main_used = False
             for position, record in enumerate(kernel_records):
                 source_id: str | None
                 if record.dashboard in others:
                     source_id = others[record.dashboard]
+                    if position == 0:
+                        taken[kernel_id] = source_id
+                        main_used = main_used or source_id == main
                 elif not self._allowed(record.dashboard):
                     source_id = None
                 else:
-                    if position == 0:
-                        source_id = kernel_source_id(kernel_id)
-                    else:
-                        source_id = kernel_source_id(kernel_id, record.dashboard)
-                    label = name if position == 0 else f"{name} ({record.dashboard.split('//', 1)[1]})"
+                    first = not main_used
+                    source_id = main if first else kernel_source_id(kernel_id, record.dashboard)
+                    main_used = True
+                    label = name if first else f"{name} ({record.dashboard.split('//', 1)[1]})"
                     if source_id not in wanted:
                         wanted[source_id] = (label, record.dashboard, "dask")
                 clients[record.client_id] = (record, source_id)
@@ -148,6 +162,7 @@ class KernelClients:
         for source_id, (label, dashboard, flavour) in wanted.items():
             self._registry.point(source_id, label, KIND, dashboard, flavour)
         self.clients = clients
+        self._taken = taken
 
     def schedulers(self) -> dict[str, str]:
         """Source id -> scheduler address, for the kernels' sources whose scheduler is known and allowed.
