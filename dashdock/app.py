@@ -418,7 +418,8 @@ class DashdockApp(ExtensionApp):
 
     def _recordable_schedulers(self) -> dict[str, str]:
         """Source id -> scheduler address of every source the history may record."""
-        found = self.kernel_clients.schedulers()
+        found = self.registry.schedulers()
+        found.update(self.kernel_clients.schedulers())
         for cluster in self.clusters.list():
             description = cluster.to_json()
             if description["source"] and description["scheduler"]:

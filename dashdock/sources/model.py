@@ -29,7 +29,7 @@ class Health:
 
 
 _VISIBLE_FIELDS = frozenset(
-    {"name", "kind", "dashboard", "lost", "warning", "alerts", "credentials", "refused"}
+    {"name", "kind", "dashboard", "lost", "warning", "alerts", "credentials", "refused", "unrecorded"}
 )
 
 
@@ -48,6 +48,11 @@ class Source:
     credentials: dict[str, str] | None = None  # {"kind", "name"} when the server keeps some for it
     refused: bool = False  # its dashboard's last answer was 401/403: it wants (other) credentials
     flavour: str = "dask"  # "dask" (a scheduler's dashboard) or "bokeh" (any Bokeh server: bokeh_apps.py)
+    # A source added by URL: its scheduler as its dashboard names it (scheduler.py), when the
+    # history may record it; else why not, for people.
+    scheduler: str | None = None
+    unrecorded: str = ""
+    scheduler_checked: float = 0.0  # when it was last looked for (time.monotonic())
     version: int = field(default=0, init=False, compare=False)  # of its last visible change (listing.py)
 
     def __post_init__(self) -> None:
@@ -85,6 +90,12 @@ class Source:
             # Whether the server holds credentials for it, and of which kind: never their value.
             "credentials": self.credentials,
             "needsCredentials": self.refused,
+            # Why the history cannot record it; null when it can (or may, once its dashboard answers).
+            "unrecorded": (
+                "A Bokeh server has no Dask scheduler to record." if self.flavour == "bokeh" else None
+            )
+            or self.unrecorded
+            or None,
         }
         if self.warning:
             described["warning"] = self.warning

@@ -28,9 +28,13 @@ from dashdock.sources.health import HealthRounds
 from dashdock.sources.model import DisabledSource, Health, Source, source_id_for
 from dashdock.sources.probe import LOCKED, find_root
 from dashdock.sources.saved import SavedSources, restore
+from dashdock.sources.scheduler import INFO_PAGE, scheduler_of
 from dashdock.sources.workers import Worker, judge, parse_worker_table
 from dashdock.targets import Allowlist, DashboardURL, Target, TargetError, parse_dashboard_url
 from dashdock.upstream import UpstreamClient, UpstreamError
+
+# Seconds between two looks for the scheduler of a source added by URL while it is unknown.
+SCHEDULER_RETRY = 30.0
 
 
 class SourceRegistry:
@@ -272,6 +276,7 @@ class SourceRegistry:
     async def check_health(self, source_id: str) -> Source:
         """Ask the scheduler's cheap ``/health`` endpoint whether it is up."""
         source = self.get(source_id)
+        was_up = source.health.status == "up"
         try:
             if source.flavour == "bokeh":
                 await bokeh_alive(self._client, source.dashboard)
@@ -281,11 +286,44 @@ class SourceRegistry:
             self._mark_failed(source, exc)
         else:
             self._mark(source, "up", "")
+            if source.kind == "url" and source.flavour == "dask" and self._scheduler_due(source, was_up):
+                await self._learn_scheduler(source)
         withheld = self._credentials.withheld(source.target.origin)
         if withheld:  # whatever answered, the user has to act: asked like a refusal
             self._mark(source, "down", withheld)
             source.refused = True
         return source
+
+    def schedulers(self) -> dict[str, str]:
+        """Source id -> scheduler address of the sources added by URL whose scheduler the history
+        may record (the others' come from their clusters and kernels)."""
+        return {
+            source.id: source.scheduler
+            for source in self._sources.values()
+            # A scheduler that went down stays wanted: its run notices (scheduler-lost, -back).
+            if source.kind == "url" and source.scheduler is not None
+        }
+
+    @staticmethod
+    def _scheduler_due(source: Source, was_up: bool) -> bool:
+        """Looked for when first up, again when back up (a restart may move it), and while unknown
+        at most every ``SCHEDULER_RETRY`` seconds."""
+        if not was_up or source.scheduler_checked == 0.0:
+            return True
+        return source.scheduler is None and time.monotonic() - source.scheduler_checked > SCHEDULER_RETRY
+
+    async def _learn_scheduler(self, source: Source) -> None:
+        source.scheduler_checked = time.monotonic()
+        try:
+            page = await self._client.get_text(source.dashboard.url + INFO_PAGE)
+        except UpstreamError as exc:
+            source.scheduler = None
+            source.unrecorded = (
+                f"Its dashboard's info page, which names its scheduler, did not answer: {exc.reason}"
+            )
+            return
+        found = scheduler_of(page, self._allowlist)
+        source.scheduler, source.unrecorded = found.address, found.problem
 
     async def check_all(self) -> None:
         """Check the sources that need it most, within the per-poll budget (health.py)."""

@@ -38,6 +38,8 @@ export interface ISource {
   credentials?: { kind: ICredentials['kind']; name: string } | null;
   /** Its dashboard's last answer was 401 or 403: it wants credentials (or other ones). */
   needsCredentials?: boolean;
+  /** Why the history cannot record it (a Bokeh server, a TLS scheduler, a host not allowed). */
+  unrecorded?: string | null;
 }
 
 /**

@@ -382,7 +382,9 @@ export class HistorySection extends Widget {
 
   private _switchItem(): HTMLElement {
     const item = element('li', 'jp-dashdock-RecordSwitches-item');
-    element('span', 'jp-dashdock-RecordSwitches-name', item);
+    const label = element('div', 'jp-dashdock-RecordSwitches-label', item);
+    element('span', 'jp-dashdock-RecordSwitches-name', label);
+    element('div', 'jp-dashdock-RecordSwitches-why', label).hidden = true;
     const alerts = element('button', `${ALERTS_SWITCH_CLASS} jp-Button`, item);
     alerts.type = 'button';
     alerts.setAttribute('role', 'switch');
@@ -401,6 +403,15 @@ export class HistorySection extends Widget {
     const recording = this._model.isRecording(source.id);
     item.querySelector('.jp-dashdock-RecordSwitches-name')!.textContent =
       source.name;
+    // A source the history cannot record says why, and offers no switch that could not act.
+    const why = item.querySelector<HTMLElement>(
+      '.jp-dashdock-RecordSwitches-why'
+    )!;
+    why.textContent = source.unrecorded ?? '';
+    why.hidden = !source.unrecorded;
+    for (const control of item.querySelectorAll<HTMLElement>('button')) {
+      control.hidden = !!source.unrecorded;
+    }
     const button = item.querySelector<HTMLElement>(`.${SWITCH_CLASS}`)!;
     button.dataset.sourceId = source.id;
     if (button.getAttribute('aria-busy') !== 'true') {

@@ -1,0 +1,57 @@
+"""Where a dashboard's scheduler is, so that the history can record a source added by its URL.
+
+A scheduler's info page (``/info/main/workers.html``, which keeps answering on a busy cluster where
+``/json/identity.json`` fails) names the scheduler's address in its title. What a dashboard says
+never widens what the server may reach: the address must be ``tcp://`` on a host the allowlist
+admits, or the source is not recorded, and why is said in one line.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from dataclasses import dataclass
+
+from dashdock.targets import Allowlist, TargetError, parse_target_segment
+
+INFO_PAGE = "/info/main/workers.html"
+_TITLE = re.compile(r"<h1[^>]*>\s*Scheduler\s+([^\s<]{1,300})\s*</h1>", re.IGNORECASE)
+_LOOKED_AT = 64 * 1024  # of the page: the title comes first
+
+
+@dataclass(frozen=True)
+class SchedulerLookup:
+    """The scheduler's address to record, or why there is none (for people)."""
+
+    address: str | None
+    problem: str = ""
+
+
+def scheduler_of(page: str, allowlist: Allowlist) -> SchedulerLookup:
+    """The scheduler an info page names, judged by the allowlist."""
+    match = _TITLE.search(page[:_LOOKED_AT])
+    if match is None:
+        return SchedulerLookup(None, "Its dashboard does not say where its scheduler is (no info pages).")
+    address = html.unescape(match[1])
+    scheme, _, netloc = address.partition("://")
+    if scheme == "tls":
+        return SchedulerLookup(
+            None,
+            f"Its scheduler speaks TLS ({address}): recording it needs the cluster's security "
+            "settings, which a dashboard does not give. Connect a notebook to it to record it.",
+        )
+    if scheme != "tcp":
+        return SchedulerLookup(
+            None, f"Its scheduler's address {address} is not one dashdock records (tcp://)."
+        )
+    try:
+        target = parse_target_segment(netloc)
+    except TargetError:
+        return SchedulerLookup(None, f"Its scheduler's address {address} is not one dashdock can read.")
+    if not allowlist.allows(target):
+        return SchedulerLookup(
+            None,
+            f"Its scheduler is at {target.netloc}, on a host allowed_targets does not admit: "
+            "dashdock does not connect to it.",
+        )
+    return SchedulerLookup(f"tcp://{target.netloc}")
