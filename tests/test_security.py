@@ -32,7 +32,8 @@ async def test_an_anonymous_request_to_the_proxy_never_reaches_the_dashboard(
         f"dashdock/proxy/{recorder.netloc}/", headers={"Authorization": "token not-the-token"}, auth=False
     )
     assert wrong_token.code in (302, 403)
-    assert [seen.path for seen in recorder.seen] == ["/individual-plots.json"]  # only the add_source probe
+    # Only what adding the source asked: its plot list, and its scheduler (for the history).
+    assert [seen.path for seen in recorder.seen] == ["/individual-plots.json", "/info/main/workers.html"]
 
 
 async def test_an_anonymous_websocket_upgrade_is_forbidden_before_any_upstream_connection(

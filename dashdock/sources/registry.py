@@ -150,6 +150,8 @@ class SourceRegistry:
         source = Source(source_id, name or root.target.netloc, "url", root, Health("up", "", time.time()))
         source.flavour = flavour
         self._sources[source_id] = source
+        if flavour == "dask":  # recorded from now on, with no step from the user (history)
+            await self._learn_scheduler(source)
         problem = await self._saved.save(source)
         source.warning = problem and (
             f"{source.name} was added, but not saved: it will be gone after a server restart ({problem})."

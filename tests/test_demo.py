@@ -1,0 +1,81 @@
+"""``make demo`` as a newcomer meets it: the demo cluster's source is recorded from the start.
+
+The demo (demo/run_demo.py) registers its cluster by URL; its History must list the run without
+any step from the user. The demo runs as ``make demo`` runs it, in a home of its own; the time it
+took is printed (what a user waits is a figure, not an assertion).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+LAB_URL = re.compile(r"(http://127\.0\.0\.1:\d+/)lab\?token=([0-9a-f]+)")
+
+
+def _get(url: str, token: str) -> object:
+    request = urllib.request.Request(url, headers={"Authorization": f"token {token}"})
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return json.loads(response.read())
+
+
+def test_the_demo_clusters_run_is_in_history_with_no_step_from_the_user(tmp_path: Path) -> None:
+    env = {
+        **os.environ,
+        "HOME": str(tmp_path),
+        "JUPYTER_CONFIG_DIR": str(tmp_path / "config"),
+        "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime"),
+        "JUPYTERLAB_WORKSPACES_DIR": str(tmp_path / "workspaces"),
+    }
+    started = time.monotonic()
+    demo = subprocess.Popen(
+        [sys.executable, str(ROOT / "demo" / "run_demo.py")],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        assert demo.stdout is not None
+        found = None
+        for line in demo.stdout:
+            found = LAB_URL.search(line)
+            if found:
+                break
+        assert found, "JupyterLab did not print its URL"
+        lab, token = found[1], found[2]
+        deadline = time.monotonic() + 120
+        runs: list[dict[str, object]] = []
+        listing: object = None
+        while time.monotonic() < deadline and not runs:
+            try:
+                listing = _get(f"{lab}dashdock/api/history", token)
+            except urllib.error.URLError:
+                listing = None  # printed its address a moment before it listens
+            if isinstance(listing, dict):
+                runs = [run for run in listing["runs"] if run["live"]]
+            time.sleep(0.5)
+        assert runs, listing
+        print(f"the demo's run was in History {time.monotonic() - started:.1f} s after the demo started")
+        sources = _get(f"{lab}dashdock/api/sources", token)
+        assert isinstance(sources, dict)
+        (source,) = sources["sources"]
+        assert runs[0]["source"] == source["id"] and source["unrecorded"] is None
+    finally:
+        os.killpg(demo.pid, signal.SIGINT)
+        try:
+            demo.wait(60)
+        except subprocess.TimeoutExpired:
+            os.killpg(demo.pid, signal.SIGKILL)
+            demo.wait()
