@@ -14,7 +14,17 @@ from pathlib import Path
 
 import pytest
 
-from dashdock.history.model import Alert, Event, Gap, GroupProgress, Run, Span, TaskRecord, WorkerSample
+from dashdock.history.model import (
+    Alert,
+    Event,
+    Gap,
+    GroupProgress,
+    MetricSample,
+    Run,
+    Span,
+    TaskRecord,
+    WorkerSample,
+)
 from dashdock.history.store import HistoryStore, HistoryStoreError
 
 T0 = 1_764_000_000.0
@@ -216,8 +226,8 @@ def test_a_store_an_older_dashdock_wrote_gains_alerts_and_keeps_its_runs(store: 
     path = store.path
     store.begin_run(Run(id="0123456789ab", source="s", name="Old", scheduler="tcp://127.0.0.1:1", start=1.0))
     store.close()
-    with closing(sqlite3.connect(path)) as db:  # what version 1 had: no alerts
-        db.executescript("DROP TABLE alerts; PRAGMA user_version = 1;")
+    with closing(sqlite3.connect(path)) as db:  # what version 1 had: no alerts, no metric samples
+        db.executescript("DROP TABLE alerts; DROP TABLE metric_samples; PRAGMA user_version = 1;")
     upgraded = HistoryStore.open(path)
     assert [r.name for r in upgraded.runs()] == ["Old"]
     alert = Alert(
@@ -228,7 +238,11 @@ def test_a_store_an_older_dashdock_wrote_gains_alerts_and_keeps_its_runs(store: 
     assert upgraded.add_alerts("0123456789ab", [again])
     assert upgraded.alerts() == [again]  # updated in place: one alert, the first time kept
     assert upgraded.alerts(since=3.0) == [] and upgraded.alerts(source="t") == []
+    sample = MetricSample(2.0, "answer", "answer", 42.0)
+    assert upgraded.add_metric_samples("0123456789ab", [sample])
+    assert upgraded.metric_samples("0123456789ab") == [sample]
     assert upgraded.delete_run("0123456789ab") and upgraded.alerts() == []
+    assert upgraded.metric_samples("0123456789ab") == []
     upgraded.close()
 
 

@@ -17,7 +17,8 @@ PACKAGE = ROOT / "dashdock"
 ARCHITECTURE = ROOT / "docs" / "architecture.md"
 
 BASE = {"dashdock.errors", "dashdock.ids", "dashdock.targets", "dashdock.upstream", "dashdock.http"}
-KERNEL_CONTRACT = {"dashdock.kernel.protocol", "dashdock.kernel.files"}
+# What kernels and servers agree on (and what a cluster host runs on its scheduler).
+KERNEL_CONTRACT = {"dashdock.kernel.protocol", "dashdock.kernel.files", "dashdock.kernel.fine_metrics"}
 
 # What each part may import of dashdock (prefixes), besides its own modules.
 MAY_IMPORT: dict[str, set[str]] = {

@@ -19,6 +19,8 @@ import sys
 import traceback
 from typing import Any
 
+from dashdock.kernel import fine_metrics
+
 
 def _emit(message: dict[str, Any]) -> None:
     sys.stdout.write(json.dumps(message) + "\n")
@@ -102,6 +104,11 @@ class _Host:
         # asked): the history records what a client computes the moment the cluster answers.
         with contextlib.suppress(Exception):
             await self.cluster.scheduler_comm.get_task_stream_index()
+        # A scheduler running in this process (a LocalCluster) offers its Fine Performance
+        # Metrics totals to the history recorder too.
+        scheduler = getattr(self.cluster, "scheduler", None)
+        if hasattr(scheduler, "cumulative_worker_metrics"):
+            fine_metrics.offer(scheduler)
         if adapt:
             self.cluster.adapt(minimum=adapt["minimum"], maximum=adapt["maximum"])
         elif workers is not None:

@@ -5,14 +5,15 @@ from __future__ import annotations
 import math
 import re
 import tempfile
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
+from typing import BinaryIO
 
 from jupyter_server.auth.decorator import authorized
 from tornado import web
 
 from dashdock.errors import Invalid
 from dashdock.history.model import Run
-from dashdock.history.parquet import tasks_parquet
+from dashdock.history.parquet import metrics_parquet, tasks_parquet
 from dashdock.history.report import html_report
 from dashdock.history.service import HistoryService
 from dashdock.history.store import HistoryStore
@@ -29,13 +30,19 @@ CHUNK = 64 * 1024
 # A Parquet file is written whole before it is sent (its footer comes last): in memory up to this,
 # on disk beyond.
 _SPOOL_IN_MEMORY = 8 * 1024 * 1024
+# Writes one Parquet export of a run's window into a file.
+ParquetWriter = Callable[[HistoryStore, str, float | None, float | None, BinaryIO], None]
 
 
 def _parquet_chunks(
-    store: HistoryStore, run_id: str, start: float | None, end: float | None
+    store: HistoryStore,
+    run_id: str,
+    start: float | None,
+    end: float | None,
+    write: ParquetWriter = tasks_parquet,
 ) -> Iterator[bytes]:
     with tempfile.SpooledTemporaryFile(max_size=_SPOOL_IN_MEMORY) as spool:
-        tasks_parquet(store, run_id, start, end, spool)
+        write(store, run_id, start, end, spool)
         spool.seek(0)
         while chunk := spool.read(CHUNK):
             yield chunk
@@ -146,6 +153,21 @@ class ParquetHandler(HistoryAPIHandler):
         await self.send_chunks(self.history.stream(lambda store: _parquet_chunks(store, run.id, start, end)))
 
 
+class MetricsParquetHandler(HistoryAPIHandler):
+    """The run's custom metric samples (``dashdock.metric``): time, metric, line, value."""
+
+    @web.authenticated
+    @authorized
+    async def get(self, run_id: str) -> None:
+        run = await self.history.find(run_id)
+        start, end = self.window()
+        self.set_header("Content-Type", "application/vnd.apache.parquet")
+        self.attachment(run, "metrics.parquet")
+        await self.send_chunks(
+            self.history.stream(lambda store: _parquet_chunks(store, run.id, start, end, metrics_parquet))
+        )
+
+
 class ReportHandler(HistoryAPIHandler):
     @web.authenticated
     @authorized
@@ -176,5 +198,6 @@ def routes(history: HistoryService, max_body: int) -> list[tuple[str, type[ApiHa
         (rf"/dashdock/api/history/{SOURCE_ID_ARG}/recording", RecordingHandler, services),
         (run + "/trace", TraceHandler, services),
         (run + "/tasks.parquet", ParquetHandler, services),
+        (run + "/metrics.parquet", MetricsParquetHandler, services),
         (run + "/report", ReportHandler, services),
     ]

@@ -177,6 +177,16 @@ class Event:
     detail: dict[str, object] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class MetricSample:
+    """One value of one line of a custom metric (``dashdock.metric``), as the scheduler sampled it."""
+
+    time: float
+    metric: str
+    line: str
+    value: float
+
+
 # What alerts are about, in the order the settings list them.
 ALERT_KINDS = (
     "worker-lost",

@@ -20,7 +20,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dashdock.errors import NotFound
-from dashdock.history.model import MAX_GROUP, MAX_KEY, MAX_WORKER, Alert, Run, WorkerSample, is_clipped
+from dashdock.history.model import (
+    MAX_GROUP,
+    MAX_KEY,
+    MAX_WORKER,
+    Alert,
+    MetricSample,
+    Run,
+    WorkerSample,
+    is_clipped,
+)
 from dashdock.history.store import HistoryStore
 
 PAGES = ("overview", "task-stream", "progress", "memory")
@@ -60,6 +69,7 @@ class PageLimits:
     alerts: int = 200  # alerts marked on the overview (the most recently updated)
     groups: int = 60  # groups drawn by the progress page
     workers: int = 64  # workers drawn one by one on the memory page
+    metric_lines: int = 20  # custom metric lines drawn on the memory page
     stale: float = 30.0  # s: a worker with no sample for this long no longer counts in the total
     debounce_ms: int = 300  # the brush posts its window this long after it stopped moving
 
@@ -453,7 +463,42 @@ def _memory(store: HistoryStore, run: Run, whole: _Span, window: _Span, limits: 
     notes.extend(clipped.notes())
     if not samples:
         notes = ["No worker memory was recorded in this window."]
-    return column(_note(" ".join(notes)), total_plot, worker_plot, sizing_mode="stretch_both"), None
+    plots = [_note(" ".join(notes)), total_plot, worker_plot]
+    custom = store.metric_samples(run.id, window.first, window.last, limit=limits.samples)
+    if custom:  # what a notebook measured beside (dashdock.metric), on the same time axis
+        plots.append(_custom_metrics(custom, x_range, limits))
+    return column(*plots, sizing_mode="stretch_both"), None
+
+
+def _custom_metrics(samples: list[MetricSample], x_range: Any, limits: PageLimits) -> Any:
+    from bokeh.models import ColumnDataSource, HoverTool
+    from bokeh.palettes import Category10_10
+
+    lines: dict[tuple[str, str], dict[str, list[Any]]] = {}
+    for sample in samples:
+        series = lines.get((sample.metric, sample.line))
+        if series is None:
+            if len(lines) >= limits.metric_lines:
+                continue
+            series = lines[(sample.metric, sample.line)] = {"time": [], "value": [], "label": []}
+        series["time"].append(sample.time * 1000)
+        series["value"].append(sample.value)
+        series["label"].append(
+            sample.metric if sample.line == sample.metric else f"{sample.metric}: {sample.line}"
+        )
+    plot = _figure("Custom metrics", x_range, tools="xpan,xwheel_zoom,reset")
+    for i, series in enumerate(lines.values()):
+        plot.line(
+            x="time",
+            y="value",
+            source=ColumnDataSource(series),
+            color=Category10_10[i % 10],
+            line_width=2,
+            legend_label=series["label"][0],
+        )
+    plot.add_tools(HoverTool(tooltips=[("metric", "@label"), ("value", "@value")]))
+    plot.legend.location = "top_left"
+    return plot
 
 
 # -- shared --------------------------------------------------------------------------------------

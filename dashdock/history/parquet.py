@@ -112,3 +112,29 @@ class _Rows:
         self._columns = {name: [] for name in self._names}
         self.count = self.text = 0
         return table
+
+
+# Custom metric samples are a few per second per line: a million fits a row group of this size.
+METRIC_ROWS = 1_000_000
+
+
+def metrics_parquet(
+    store: HistoryStore, run_id: str, start: float | None, end: float | None, out: BinaryIO
+) -> None:
+    """Write the custom metric samples (``dashdock.metric``) in [start, end] to ``out``: one row per
+    sample (time, metric, line, value), at most ``METRIC_ROWS`` (the newest are left out)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    if store.run(run_id) is None:
+        raise NotFound(f"No recorded run {run_id}.")
+    samples = store.metric_samples(run_id, start, end, limit=METRIC_ROWS)
+    table = pa.table(
+        {
+            "time": pa.array([s.time for s in samples], pa.float64()),
+            "metric": pa.array([s.metric for s in samples], pa.string()),
+            "line": pa.array([s.line for s in samples], pa.string()),
+            "value": pa.array([s.value for s in samples], pa.float64()),
+        }
+    )
+    pq.write_table(table, out)

@@ -16,7 +16,15 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from dashdock.errors import NotFound
-from dashdock.history.model import MAX_EXCEPTION, Event, Run, TaskRecord, WorkerSample, is_clipped
+from dashdock.history.model import (
+    MAX_EXCEPTION,
+    Event,
+    MetricSample,
+    Run,
+    TaskRecord,
+    WorkerSample,
+    is_clipped,
+)
 from dashdock.history.pages import Clipped
 from dashdock.history.store import HistoryStore
 
@@ -32,6 +40,8 @@ class ReportLimits:
     memory_points: int = 1_000  # points of the memory plot
     samples: int = 200_000  # worker samples read
     metrics_rows: int = 300  # Fine Performance Metrics rows
+    metric_samples: int = 100_000  # custom metric samples read (dashdock.metric)
+    metric_lines: int = 20  # custom metric lines drawn
 
 
 # Bokeh puts "{% extends base %}" (its own page) before a template given as text.
@@ -140,6 +150,10 @@ def html_report(
     if samples:
         plots.append(_memory(samples, first, last, limits.memory_points))
         plots[1].x_range = plots[0].x_range  # zooming one zooms both
+    custom = store.metric_samples(run_id, start, end, limit=limits.metric_samples)
+    if custom:
+        plots.append(_custom_metrics(custom, limits.metric_lines))
+        plots[-1].x_range = plots[0].x_range
     metrics = store.events(run_id, start, end, limit=1, kind="metrics", newest_first=True)
     exceptions = store.events(run_id, start, end, limit=limits.exceptions, kind="exception")
     sections = "\n".join(
@@ -220,6 +234,42 @@ def _memory(samples: list[WorkerSample], first: float, last: float, points: int)
         source=ColumnDataSource(data),
     )
     plot.yaxis.axis_label = "bytes"
+    plot.legend.location = "top_left"
+    return plot
+
+
+def _custom_metrics(samples: list[MetricSample], max_lines: int):
+    """The custom metrics a notebook added (``dashdock.metric``): a line each, over time."""
+    from bokeh.models import ColumnDataSource
+    from bokeh.palettes import Category10_10
+    from bokeh.plotting import figure
+
+    lines: dict[tuple[str, str], dict[str, list[float]]] = {}
+    for sample in samples:
+        series = lines.get((sample.metric, sample.line))
+        if series is None:
+            if len(lines) >= max_lines:
+                continue
+            series = lines[(sample.metric, sample.line)] = {"time": [], "value": []}
+        series["time"].append(sample.time * 1000)
+        series["value"].append(sample.value)
+    plot = figure(
+        title="Custom metrics",
+        x_axis_type="datetime",
+        height=250,
+        sizing_mode="stretch_width",
+        tools="xpan,xwheel_zoom,reset,save",
+    )
+    for index, ((metric, line), series) in enumerate(lines.items()):
+        label = metric if line == metric else f"{metric}: {line}"
+        plot.line(
+            "time",
+            "value",
+            source=ColumnDataSource(series),
+            legend_label=label,
+            color=Category10_10[index % 10],
+            line_width=2,
+        )
     plot.legend.location = "top_left"
     return plot
 
@@ -311,7 +361,12 @@ def _gaps_section(store: HistoryStore, run_id: str, start: float | None, end: fl
 
 def _metrics_section(event: Event | None, max_rows: int) -> str:
     if event is None:
-        return "<h2>Fine Performance Metrics</h2><p>Not recorded in this window.</p>"
+        return (
+            "<h2>Fine Performance Metrics</h2><p>Not recorded in this window. dashdock reads Dask's "
+            "totals from the schedulers of clusters it manages and of notebooks' clients (Dask has no "
+            "message for them, so those schedulers are given one); a cluster added only by its URL "
+            "keeps them on its live Fine Performance Metrics plot.</p>"
+        )
     rows = list(_flatten(event.detail, ()))
     shown = rows[:max_rows]
     body = "".join(

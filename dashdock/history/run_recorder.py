@@ -13,16 +13,27 @@ import contextlib
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from dashdock.history.alerts import AlertWatch, departure
-from dashdock.history.model import Alert, Event, Gap, GroupProgress, Run, TaskRecord, WorkerSample, clip_task
+from dashdock.history.model import (
+    Alert,
+    Event,
+    Gap,
+    GroupProgress,
+    MetricSample,
+    Run,
+    TaskRecord,
+    WorkerSample,
+    clip_task,
+)
 from dashdock.history.scheduler import (
     MAX_TEXT,
     Scheduler,
     SchedulerError,
     to_group_progress,
+    to_metric_samples,
     to_task_record,
     to_worker_samples,
 )
@@ -44,6 +55,9 @@ class Limits:
     max_groups: int = 1000  # task groups in one progress sample
     max_exceptions_per_tick: int = 100  # "exception" events per tick (every erred task keeps its text)
     max_departures_per_tick: int = 16  # workers that left whose reason is asked for, per tick
+    # Ticks between reads of Fine Performance Metrics totals (kept only when they changed; the
+    # last tick of a run reads them too).
+    fine_metrics_every: int = 30
     max_line_bytes: int = 1 << 20  # one command on stdin
 
 
@@ -57,6 +71,8 @@ class Store(Protocol):
     def add_group_progress(self, run_id: str, rows: Sequence[GroupProgress]) -> bool: ...
     def add_events(self, run_id: str, events: Sequence[Event]) -> bool: ...
     def add_alerts(self, run_id: str, alerts: Sequence[Alert]) -> bool: ...
+    def add_metric_samples(self, run_id: str, samples: Sequence[MetricSample]) -> bool: ...
+    def last_recorded(self, scheduler: str, but: str) -> tuple[float, frozenset[str]] | None: ...
     def last_alert(self, source: str, kinds: Sequence[str]) -> Alert | None: ...
     def end_run(self, run_id: str, end: float) -> None: ...
 
@@ -92,6 +108,7 @@ class TickWrites:
     progress: list[GroupProgress]
     events: list[Event]
     alerts: list[Alert]
+    metric_samples: list[MetricSample] = field(default_factory=list)
 
     def apply(self, store: Store, run_id: str) -> bool:
         """Write it all; False when the run is no longer in the store (the user deleted it)."""
@@ -108,6 +125,8 @@ class TickWrites:
             kept &= store.add_events(run_id, self.events)
         if self.alerts:
             kept &= store.add_alerts(run_id, self.alerts)
+        if self.metric_samples:
+            kept &= store.add_metric_samples(run_id, self.metric_samples)
         return kept
 
 
@@ -137,6 +156,8 @@ class RunRecorder:
         # (finish time, keys) of the newest task an earlier run of this scheduler kept
         self.recorded_before: tuple[float, frozenset[str]] | None = None
         self.backlog = True  # the next read is the first: the scheduler's buffer so far
+        self.metric_cursor: dict[str, int] = {}  # custom metric -> the last sample read
+        self.fine_metrics: dict[str, float] | None = None  # the totals recorded last
 
     async def start(self) -> None:
         """Where the run begins in the task stream: the scheduler's whole buffer, less what an
@@ -237,15 +258,22 @@ class RunRecorder:
         else:
             self.alerts.tasks(tasks, now)
         samples: list[WorkerSample] = []
+        metric_samples: list[MetricSample] = []
         progress: list[GroupProgress] = []
         problem: SchedulerError | None = None
         try:
             if self.ticks % self.limits.samples_every == 0:
                 samples = await self._sample_workers(now, events)
+                metric_samples = await self._metric_samples()
+            if self.ticks % self.limits.fine_metrics_every == 0 or self.stopping.is_set():
+                totals = await self.scheduler.fine_metrics()
+                if totals and totals != self.fine_metrics:
+                    self.fine_metrics = totals
+                    events.append(Event(now, "metrics", None, dict(totals)))
             progress = await self._progress(now, tasks)
         except SchedulerError as e:
             problem = e  # the tasks read are written first: the cursor has moved past them
-        writes = TickWrites(tasks, gap, samples, progress, events, self.alerts.take())
+        writes = TickWrites(tasks, gap, samples, progress, events, self.alerts.take(), metric_samples)
         try:
             kept = await self.writer.run(writes.apply, self.writer.store, self.run.id)
         except Exception as e:  # a store that cannot be written loses tasks: the run cannot go on
@@ -257,6 +285,12 @@ class RunRecorder:
             self.emit({"event": "gap", "run_id": self.run.id, "missed": missed})
         if problem is not None:
             raise problem
+
+    async def _metric_samples(self) -> list[MetricSample]:
+        """What the custom metrics sampled since the last read, when a notebook added some."""
+        if not await self.scheduler.has_metric_board():
+            return []
+        return to_metric_samples(await self.scheduler.metric_samples(self.metric_cursor), self.metric_cursor)
 
     async def _sample_workers(self, now: float, events: list[Event]) -> list[WorkerSample]:
         identity = await self.scheduler.identity(self.limits.max_workers)

@@ -16,6 +16,7 @@ call has a timeout. The second half turns what the scheduler says into the recor
 from __future__ import annotations
 
 import asyncio
+import math
 import struct
 import sys
 from collections.abc import Mapping, Sequence
@@ -25,7 +26,7 @@ from typing import Any
 import msgpack
 from dask.utils import key_split
 
-from dashdock.history.model import GroupProgress, Span, TaskRecord, WorkerSample
+from dashdock.history.model import GroupProgress, MetricSample, Span, TaskRecord, WorkerSample
 
 # Every reply is decoded within limits sized to what Dask really sends for the calls made here,
 # so that a hostile peer cannot make the recorder allocate without end: one byte of msgpack can
@@ -306,6 +307,25 @@ def _int(value: object) -> int:
     return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
 
 
+def to_metric_samples(reply: object, cursor: dict[str, int]) -> list[MetricSample]:
+    """The metric board's answer -> samples; ``cursor`` ({name: sequence}) moves past them."""
+    metrics = reply.get("metrics") if isinstance(reply, Mapping) else None
+    samples: list[MetricSample] = []
+    for metric in metrics if isinstance(metrics, (list, tuple)) else ():
+        if not isinstance(metric, Mapping) or not isinstance(metric.get("name"), str):
+            continue
+        name, sequence, points = metric["name"], metric.get("sequence"), metric.get("points")
+        if isinstance(sequence, int) and not isinstance(sequence, bool):
+            cursor[name] = sequence
+        for point in points if isinstance(points, (list, tuple)) else ():
+            if not (isinstance(point, (list, tuple)) and len(point) == 3 and isinstance(point[0], str)):
+                continue
+            ms, value = _float(point[1]), _float(point[2])
+            if ms is not None and value is not None and math.isfinite(value):
+                samples.append(MetricSample(ms / 1000, name, point[0], value))
+    return samples
+
+
 def to_worker_samples(identity: object, now: float, max_workers: int) -> list[WorkerSample]:
     """The scheduler's ``identity`` -> one sample per worker (memory from its last heartbeat)."""
     workers = identity.get("workers") if isinstance(identity, Mapping) else None
@@ -367,6 +387,26 @@ class Scheduler:
 
     async def task_prefix_states(self) -> object:
         return await self.comm.call("get_task_prefix_states")
+
+    async def has_metric_board(self) -> bool:
+        """Whether a notebook added custom metrics here (kernel/metric_board.py says so in the
+        scheduler's metadata)."""
+        return await self.comm.call("get_metadata", keys=["dashdock-metric-board"], default=None) is not None
+
+    async def fine_metrics(self) -> dict[str, float] | None:
+        """Dask's Fine Performance Metrics totals (``path -> value``), when the scheduler offers
+        them (kernel/fine_metrics.py, from a managed cluster or a notebook's client); else None."""
+        if await self.comm.call("get_metadata", keys=["dashdock-fine-metrics"], default=None) is None:
+            return None
+        reply = await self.comm.call("dashdock_fine_metrics")
+        if not isinstance(reply, Mapping):
+            return None
+        return {str(k)[:MAX_TEXT]: float(v) for k, v in reply.items() if _float(v) is not None}
+
+    async def metric_samples(self, since: dict[str, int]) -> object:
+        """The custom metrics' points since ``since`` ({name: sequence}), from dashdock's metric
+        board when a notebook added one (kernel/metric_board.py); an error when none did."""
+        return await self.comm.call("dashdock_metric_samples", since=since)
 
     async def events(self, topic: str) -> object:
         """The scheduler's log of one event topic: ``((time, message), ...)``, oldest first."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sqlite3
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 # Version 2: alerts (what the recorder noticed that the user should hear about).
 _ALERTS = """
@@ -27,6 +27,18 @@ CREATE TABLE alerts (
 );
 CREATE INDEX alerts_by_updated ON alerts (updated);
 CREATE INDEX alerts_by_run ON alerts (run);
+"""
+
+# Version 3: samples of the custom metrics a notebook added (``dashdock.metric``).
+_METRIC_SAMPLES = """
+CREATE TABLE metric_samples (
+    run INTEGER NOT NULL,
+    time REAL NOT NULL,
+    metric TEXT NOT NULL,
+    line TEXT NOT NULL,
+    value REAL NOT NULL
+);
+CREATE INDEX metric_samples_by_time ON metric_samples (run, time);
 """
 
 SCHEMA = (
@@ -100,14 +112,25 @@ CREATE TABLE events (
 CREATE INDEX events_by_time ON events (run, time);
 """
     + _ALERTS
+    + _METRIC_SAMPLES
 )
 
 # Every table whose rows belong to a run (column ``run``): deleted with it.
-RUN_TABLES = ("tasks", "finished", "names", "gaps", "worker_samples", "group_progress", "events", "alerts")
+RUN_TABLES = (
+    "tasks",
+    "finished",
+    "names",
+    "gaps",
+    "worker_samples",
+    "group_progress",
+    "events",
+    "alerts",
+    "metric_samples",
+)
 # Tables clustered by (run, <column>) (WITHOUT ROWID): deleted a range of that column at a time.
 CLUSTERED = {"tasks": "start", "finished": "tick"}
 
-_MIGRATIONS = {1: _ALERTS}  # from version n to n + 1
+_MIGRATIONS = {1: _ALERTS, 2: _METRIC_SAMPLES}  # from version n to n + 1
 
 
 def migrate(db: sqlite3.Connection, version: int) -> None:

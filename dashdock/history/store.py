@@ -37,6 +37,7 @@ from dashdock.history.model import (
     Event,
     Gap,
     GroupProgress,
+    MetricSample,
     Run,
     Span,
     TaskRecord,
@@ -299,6 +300,17 @@ class HistoryStore:
                     )
                     for s in samples
                 ],
+            )
+        return True
+
+    def add_metric_samples(self, run_id: str, samples: Sequence[MetricSample]) -> bool:
+        with self._write() as db:
+            seq = self._seq(db, run_id)
+            if seq is None:
+                return False
+            db.executemany(
+                "INSERT INTO metric_samples VALUES (?, ?, ?, ?, ?)",
+                [(seq, m.time, clip(m.metric, MAX_GROUP), clip(m.line, MAX_GROUP), m.value) for m in samples],
             )
         return True
 
@@ -573,6 +585,15 @@ class HistoryStore:
             descending=newest_first,
         )
         return [Event(t, k, worker, json.loads(detail)) for t, k, worker, detail in rows]
+
+    def metric_samples(
+        self, run_id: str, start: float | None = None, end: float | None = None, limit: int | None = None
+    ) -> list[MetricSample]:
+        """Custom metric samples in [start, end], oldest first."""
+        rows = self._select(
+            run_id, "SELECT time, metric, line, value FROM metric_samples", "time", start, end, limit
+        )
+        return [MetricSample(t, metric, line, value) for t, metric, line, value in rows]
 
     def alerts(
         self,

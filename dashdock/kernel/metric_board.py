@@ -32,6 +32,12 @@ LISTING_PATH = "/dashdock-metrics.json"
 PATH_PREFIX = "/dashdock-metric-"
 MAX_ERROR_CHARS = 2000
 WORKER_TIMEOUT = 10.0  # seconds a sample of all workers may take before it counts as failed
+# The message dashdock's history recorder reads samples with, and the most points one answer holds.
+SAMPLES_OP = "dashdock_metric_samples"
+# Where the board says it is there, in the scheduler's metadata: asked for with a default, so a
+# scheduler without a board answers "no" instead of logging an unknown message.
+METADATA_KEY = "dashdock-metric-board"
+MAX_SAMPLES_REPLY = 20_000
 
 logger = logging.getLogger(__name__)
 
@@ -135,10 +141,38 @@ class MetricBoard(SchedulerPlugin):
         self.prefix = "/" + (getattr(dask_app, "prefix", "") or "").strip("/")
         listing = self.prefix.rstrip("/") + LISTING_PATH
         scheduler.http_application.add_handlers(r".*", [(re.escape(listing), _Listing, {"board": self})])
+        scheduler.handlers[SAMPLES_OP] = self.samples
+        scheduler.set_metadata(keys=[METADATA_KEY], value=SAMPLES_OP)
 
     async def close(self) -> None:
         for slug in list(self.metrics):
             self.remove(slug)
+        if self.scheduler is not None:
+            self.scheduler.handlers.pop(SAMPLES_OP, None)
+            self.scheduler.set_metadata(keys=[METADATA_KEY], value=None)
+
+    def samples(self, comm: Any = None, since: Any = None) -> dict[str, Any]:
+        """The points each metric sampled after ``since`` ({name: sequence}), for the history
+        recorder, which reads them with plain msgpack: names, numbers and lists only."""
+        after = since if isinstance(since, dict) else {}
+        budget = MAX_SAMPLES_REPLY
+        answer = []
+        for metric in self.metrics.values():
+            last = after.get(metric.name, 0)
+            last = last if isinstance(last, int) and last <= metric.sequence else 0  # a new board
+            points = (
+                [
+                    [line, ms, value]
+                    for line, series in metric.lines.items()
+                    for sequence, ms, value in series
+                    if sequence > last
+                ][-budget:]
+                if budget > 0
+                else []
+            )
+            budget -= len(points)
+            answer.append({"name": metric.name, "sequence": metric.sequence, "points": points})
+        return {"metrics": answer}
 
     def remove_client(self, scheduler: Any, client: str) -> None:
         for slug, metric in list(self.metrics.items()):
