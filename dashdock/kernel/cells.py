@@ -34,7 +34,7 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
-from . import cellstrip, ledger
+from . import cellstrip, fine_metrics, ledger
 from .files import write_atomically
 from .protocol import CELL_STRIPS_VARIABLE, cells_file_name
 
@@ -42,6 +42,7 @@ logger = logging.getLogger("dashdock")
 
 UPDATE_SECONDS = 0.5  # at most two updates a second per cell, whatever the number of tasks
 ANSWER_TIMEOUT = 2.0  # a scheduler that does not answer within this is asked again later
+SCHEDULER_TIMEOUT = 10.0  # for any call dashdock makes on a scheduler (installing the ledger)
 END_WAIT = 2.0  # how long a cell's end waits for the scheduler to take in what it submitted
 KEPT_CELLS = 50  # reports kept in the file the Lab reads
 
@@ -100,28 +101,45 @@ class CellAccounting:
             if dashboard:
                 self._dashboards[client.id] = dashboard
 
-    async def _install_ledger(self, client: Any) -> bool:
-        """The ledger on the client's scheduler; idempotent, so kernels sharing one share it."""
+    async def _install_ledger(self, client: Any, again: bool = False) -> bool:
+        """The ledger on the client's scheduler; idempotent, so kernels sharing one share it.
+
+        ``again``: the client reconnected, to a scheduler that may be a new one (restarted on the
+        same address), which also gets its task stream started, as the preload does for a new
+        client, so the history has this scheduler's first tasks. Every call on the scheduler is
+        bounded by ``SCHEDULER_TIMEOUT``: a scheduler that accepts but never answers costs a cell
+        that long, once."""
         import cloudpickle
 
-        cloudpickle.register_pickle_by_value(ledger)  # the scheduler need not have dashdock
+        # The scheduler need not have dashdock: the ledger and what it uses travel by value.
+        cloudpickle.register_pickle_by_value(ledger)
+        cloudpickle.register_pickle_by_value(fine_metrics)
         stream = client.scheduler_comm
         try:
-            await client.scheduler.register_scheduler_plugin(
-                plugin=cloudpickle.dumps(ledger.CellLedger()), name=ledger.PLUGIN_NAME, idempotent=True
+            await asyncio.wait_for(
+                client.scheduler.register_scheduler_plugin(
+                    plugin=cloudpickle.dumps(ledger.CellLedger()), name=ledger.PLUGIN_NAME, idempotent=True
+                ),
+                SCHEDULER_TIMEOUT,
             )
-        except Exception as exc:  # e.g. a scheduler that refuses pickled plugins
-            logger.info("dashdock: no per-cell accounting with %s: %s", client.scheduler.address, exc)
+        except Exception as exc:  # e.g. a scheduler that refuses pickled plugins, or a gone one
+            logger.info("dashdock: no per-cell accounting with %s: %r", client.scheduler.address, exc)
             return False
+        if again:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(client.scheduler.get_task_stream_index(), SCHEDULER_TIMEOUT)
         self._ledger_streams[client.id] = stream
         return True
 
-    def _ledger_ready(self, client: Any) -> bool:
+    def _ledger_ready(self, client: Any, timeout: float = ANSWER_TIMEOUT, reconnecting: bool = False) -> bool:
         """Whether the scheduler at the other end of the client's stream has the ledger.
 
         A question on a stream whose scheduler lacks the ledger's handler would make Dask close
         the client's connection, so a client that reconnected (a restarted scheduler) gets the
-        ledger installed again before it is asked anything."""
+        ledger installed again before it is asked anything; and before a cell starts (see
+        ``pre_run_cell``), so the new scheduler counts the cell's tasks from its first graph.
+        Waits at most ``timeout``; with ``reconnecting``, up to ``ANSWER_TIMEOUT`` of it for a
+        reconnecting client to be connected (at a cell's start: else its graph gets there first)."""
 
         def installed() -> bool:
             stream = client.scheduler_comm
@@ -129,9 +147,16 @@ class CellAccounting:
 
         if installed():
             return True
+        deadline = time.monotonic() + timeout
+        connected_by = time.monotonic() + min(timeout, ANSWER_TIMEOUT)  # a scheduler that is down
+        while client.status == "connecting" and reconnecting and time.monotonic() < connected_by:
+            time.sleep(0.05)  # a cell that starts while the client reconnects: its graph waits too
+        if client.status != "running" or client.scheduler_comm is None:
+            return False  # reconnecting (or closed): nothing to install on yet
+        timeout = max(0.1, deadline - time.monotonic())
         try:
-            loop = client.loop.asyncio_loop
-            asyncio.run_coroutine_threadsafe(self._install_ledger(client), loop).result(ANSWER_TIMEOUT)
+            installing = self._install_ledger(client, again=True)
+            asyncio.run_coroutine_threadsafe(installing, client.loop.asyncio_loop).result(timeout)
         except Exception:
             return False
         return installed()
@@ -149,6 +174,11 @@ class CellAccounting:
         import dask
         from distributed import span
 
+        # A client that reconnected since the last cell (a scheduler restarted on its address)
+        # gets the ledger on its new scheduler before this cell can submit anything to it.
+        for client in list(self._clients.values()):
+            if not client.asynchronous:
+                self._ledger_ready(client, SCHEDULER_TIMEOUT, reconnecting=True)  # once per reconnect
         cell = _Cell(f"[{_execution_count(self._shell, info)}]")
         scope = contextlib.ExitStack()
         scope.enter_context(dask.annotate(**{ledger.ANNOTATION: cell.id}))

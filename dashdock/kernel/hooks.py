@@ -6,6 +6,7 @@ The server finds clients through small files in a directory it names in the kern
 
 from __future__ import annotations
 
+import asyncio
 import atexit
 import json
 import logging
@@ -55,10 +56,12 @@ async def setup(client: Any) -> None:
     kernel = kernel_id()
     reprs.register(shell, kernel)
     directory = os.environ.get(CLIENTS_DIR_VARIABLE)
-    identity = await client.scheduler.identity(n_workers=0)
+    # Every call on the scheduler is bounded: Dask awaits this in Client(), whose own timeout
+    # covers only connecting, and a scheduler that accepts but never answers must not hang it.
+    identity = await asyncio.wait_for(client.scheduler.identity(n_workers=0), cells.SCHEDULER_TIMEOUT)
     # The scheduler keeps a task stream from now on (Dask starts one only when first asked), so
     # the history has what this client computes before the server's recorder attaches.
-    await client.scheduler.get_task_stream_index()
+    await asyncio.wait_for(client.scheduler.get_task_stream_index(), cells.SCHEDULER_TIMEOUT)
     dashboard = gateway_dashboard(client) or dashboard_url(identity)
     accounting = cells.accounting(shell, kernel, Path(directory) if directory else None)
     await accounting.add_client(client, dashboard)

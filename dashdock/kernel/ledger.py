@@ -19,6 +19,9 @@ from typing import Any
 from dask.utils import key_split
 from distributed.diagnostics.plugin import SchedulerPlugin
 
+# By value with the ledger (cells.py registers both): the scheduler need not have dashdock.
+from .fine_metrics import offer as offer_fine_metrics
+
 ANNOTATION = "dashdock_cell"
 # A kernel asks on its client's own stream, so the scheduler answers after it has taken in every
 # graph the client sent before the question (Dask handles one client's stream messages in order).
@@ -107,6 +110,8 @@ class CellLedger(SchedulerPlugin):
     async def start(self, scheduler: Any) -> None:
         self.scheduler = scheduler
         scheduler.stream_handlers[ASK_OP] = self.answer
+        # A notebook's scheduler offers Dask's Fine Performance Metrics totals to the history too.
+        offer_fine_metrics(scheduler)
 
     async def close(self) -> None:
         if self.scheduler is not None:
