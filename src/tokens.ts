@@ -2,11 +2,13 @@
  * The public tokens, command ids and types of dashdock, for its own plugins and other extensions.
  */
 
+import type { TranslationBundle } from '@jupyterlab/translation';
 import { Token } from '@lumino/coreutils';
 import { ISignal } from '@lumino/signaling';
 import type { Widget } from '@lumino/widgets';
 
 import type {
+  IAlert,
   ICluster,
   IClusterLimits,
   IClusterListing,
@@ -17,6 +19,7 @@ import type {
 } from './api/types';
 
 export type {
+  IAlert,
   ICluster,
   IClusterLimits,
   IPlot,
@@ -105,6 +108,33 @@ export interface ISourcesModel {
 export const ISourcesModel = new Token<ISourcesModel>(
   'dashdock:ISourcesModel',
   'The dashboard sources known to this JupyterLab, and the selected one.'
+);
+
+/**
+ * The alerts this Lab has heard of (the server's, polled), and what each offers to do.
+ */
+export interface IAlertsModel {
+  /** The alerts known, most recently updated first. */
+  readonly alerts: readonly IAlert[];
+  /** Emitted when the list changed. */
+  readonly changed: ISignal<IAlertsModel, void>;
+  /** What an alert offers, as its notification offers it: commands, labelled for people. */
+  actions(alert: IAlert, trans: TranslationBundle): IAlertsModel.IAction[];
+}
+
+export namespace IAlertsModel {
+  export interface IAction {
+    id: string;
+    label: string;
+    caption: string;
+    command: string;
+    args: { [key: string]: string | number };
+  }
+}
+
+export const IAlertsModel = new Token<IAlertsModel>(
+  'dashdock:IAlertsModel',
+  'The alerts of the Dask schedulers this Lab follows, and what each offers to do.'
 );
 
 /**

@@ -13,7 +13,7 @@ from urllib.error import HTTPError
 import pytest
 from a11y import assert_accessible
 from conftest import Lab, open_lab, screenshot
-from helpers import wait_until
+from helpers import PANE, pane_frame, wait_until
 from playwright.sync_api import Browser, Locator, Page, expect
 
 CELLS = [
@@ -92,8 +92,66 @@ def test_run_all_gives_each_computing_cell_its_own_strip(browser: Browser, lab: 
     tab = page.locator(".lm-TabBar-tab", has_text=re.compile(r"Task stream · cell \[2\]", re.IGNORECASE))
     expect(tab).to_be_visible(timeout=30_000)
     recorded = page.frame_locator(".jp-dashdock-HistoryPane iframe").last.locator("body")
-    expect(recorded).to_contain_text("1,234 spans of 1,234 tasks", timeout=30_000)
+    # Every task of the cell (a task may have more than one span: a first call deserializes).
+    expect(recorded).to_contain_text(re.compile(r"[0-9,]+ spans of 1,234 tasks"), timeout=30_000)
     screenshot(page, "cell-strip-task-stream")
+
+
+FAILING = 1000
+ALERT_CELLS = [
+    CELLS[0],
+    "from distributed import wait\n"
+    "def explode(x):\n"
+    "    raise ValueError(f'bad input {x}')\n"
+    f"futures = client.map(explode, range({FAILING}), key=[f'explode-{{i}}' for i in range({FAILING})])\n"
+    "_ = wait(futures)",
+]
+RUN_NEXT = "() => window.jupyterapp.commands.execute('notebook:run-cell-and-select-next')"
+
+
+@pytest.mark.parametrize("lab", ["/user/alice/"], indirect=True)
+def test_a_cells_strip_lists_the_alerts_raised_while_it_ran(browser: Browser, lab: Lab) -> None:
+    lab.write_notebook("alerting.ipynb", ALERT_CELLS)
+    page = open_lab(browser, lab, "cell-strip-alerts")
+    page.evaluate("() => window.jupyterapp.commands.execute('docmanager:open', {path: 'alerting.ipynb'})")
+    page.wait_for_selector(IDLE, timeout=60_000)
+    # The cluster's cell first; the failing one once the history follows the kernel's cluster.
+    page.evaluate(RUN_NEXT)
+    wait_until(lambda: _live_run(lab, "alerting.ipynb"), timeout=120)
+    page.evaluate(RUN_NEXT)
+
+    # The server's one alert for the 1,000 failures is listed under the cell that raised them.
+    strip = strip_of(page, 1)
+    expect(strip).to_have_attribute("data-state", "erred", timeout=90_000)
+    title = f"explode: {FAILING:,} tasks erred"
+    row = strip.locator(".jp-dashdock-CellStrip-alert[data-kind='task-erred']")
+    expect(row).to_contain_text(title, timeout=60_000)
+    expect(row).to_have_count(1)
+    expect(row).to_contain_text(f"{FAILING:,} times")
+    # The notification's actions, named after the alert they act on.
+    expect(row.get_by_role("button", name=f"Show in history: {title}")).to_be_visible()
+    exceptions = row.get_by_role("button", name=f"Exceptions: {title}")
+    expect(exceptions).to_be_visible()
+    # The cell of the cluster raised nothing.
+    expect(page.locator(".jp-dashdock-CellStrip-alert")).to_have_count(1)
+    assert_accessible(page, ".jp-dashdock-CellStrip")
+    strip.scroll_into_view_if_needed()
+    shot = screenshot(page, "cell-strip-alerts")
+    strip.screenshot(path=str(shot.with_name("cell-strip-alerts-strip.png")))
+
+    # From the keyboard, as the notification's button: the source's Exceptions plot as a pane.
+    exceptions.focus()
+    page.keyboard.press("Enter")
+    expect(page.locator(f"{PANE}:has(iframe[title='Exceptions'])")).to_be_visible(timeout=30_000)
+    expect(pane_frame(page, "Exceptions").get_by_text("bad input").first).to_be_visible(timeout=60_000)
+    screenshot(page, "cell-strip-alert-exceptions")
+
+
+def _live_run(lab: Lab, name: str) -> bool:
+    """Whether the history records the cluster of the notebook ``name``."""
+    listed = lab.api("dashdock/api/history")
+    assert isinstance(listed, dict)
+    return any(run["live"] and run["name"] == name for run in listed["runs"])
 
 
 def _recorded_tasks(lab: Lab, name: str) -> int:

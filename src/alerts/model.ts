@@ -2,17 +2,19 @@
  * `AlertsModel`: the alerts the server lists, polled; what arrived since the last poll is signalled.
  */
 
+import { TranslationBundle } from '@jupyterlab/translation';
 import { Poll } from '@lumino/polling';
 import { ISignal, Signal } from '@lumino/signaling';
 
 import { APIError, listAlerts } from '../api/client';
 import { IAlert } from '../api/types';
-import { mergeAlerts } from './actions';
+import { IAlertsModel } from '../tokens';
+import { actionLabel, alertActions, mergeAlerts } from './actions';
 
 /** Alerts kept in the Lab (the server keeps more, with their runs). */
 const KEPT = 500;
 
-export class AlertsModel {
+export class AlertsModel implements IAlertsModel {
   /**
    * Polls every `interval` ms, also while Lab is hidden: a computation finishing while the user is
    * elsewhere is the point of alerts.
@@ -48,6 +50,14 @@ export class AlertsModel {
    */
   get arrived(): ISignal<AlertsModel, IAlert[]> {
     return this._arrived;
+  }
+
+  /** What an alert offers, labelled: the same actions its notification and the panel show. */
+  actions(alert: IAlert, trans: TranslationBundle): IAlertsModel.IAction[] {
+    return alertActions(alert).map(action => ({
+      ...action,
+      ...actionLabel(action.id, trans)
+    }));
   }
 
   refresh(): Promise<void> {

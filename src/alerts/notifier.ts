@@ -4,10 +4,12 @@
  */
 
 import { Notification } from '@jupyterlab/apputils';
+import { ISettingRegistry } from '@jupyterlab/settingregistry';
 import { TranslationBundle } from '@jupyterlab/translation';
 import { CommandRegistry } from '@lumino/commands';
 
-import { IAlert } from '../api/types';
+import { putAlertSettings } from '../api/client';
+import { AlertKind, IAlert } from '../api/types';
 import { actionLabel, alertActions, alertLevel, IAlertAction } from './actions';
 import { AlertsModel } from './model';
 
@@ -115,4 +117,27 @@ export namespace AlertNotifier {
     /** A source's name for people (its id when it is gone). */
     sourceName: (id: string) => string;
   }
+}
+
+/**
+ * Apply the alert settings now and whenever they change: desktop notifications (asking the
+ * browser's permission), and the kinds and threshold the server records and notifies with.
+ */
+export function followAlertSettings(
+  settings: ISettingRegistry.ISettings,
+  notifier: AlertNotifier
+): void {
+  const apply = () => {
+    notifier.desktop = settings.get('desktop').composite as boolean;
+    if (notifier.desktop && window.Notification?.permission === 'default') {
+      void window.Notification.requestPermission();
+    }
+    // The server records with the threshold and says which kinds notify.
+    void putAlertSettings({
+      kinds: settings.get('kinds').composite as AlertKind[],
+      computationSeconds: settings.get('computationSeconds').composite as number
+    }).catch(error => console.warn('dashdock: alert settings', error));
+  };
+  apply();
+  settings.changed.connect(apply);
 }

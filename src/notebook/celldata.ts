@@ -4,6 +4,8 @@
  * `dashdock/kernel/cellstrip.py`). Pure, so node runs it.
  */
 
+import type { AlertKind, IAlert } from '../api/types';
+
 const CELL_ID = /^[0-9a-f]{32}$/;
 const KERNEL_ID = /^[A-Za-z0-9-]{1,64}$/;
 const DASHBOARD =
@@ -156,6 +158,49 @@ export function summaryLines(data: ICellData): string[] {
     lines.push(`Errors: ${plural(report.erred)} erred${first}`);
   }
   return lines;
+}
+
+/**
+ * Seconds after a cell's work ended during which an alert is still the cell's: the recorder
+ * notices trouble at its next read of the scheduler (every second), or a little later when it has
+ * just begun following a kernel's new cluster.
+ */
+export const ALERT_GRACE = 10;
+
+/** The kinds a strip lists: trouble. The cell's own end is what the strip already says. */
+const CELL_ALERT_KINDS: ReadonlySet<AlertKind> = new Set([
+  'worker-lost',
+  'worker-paused',
+  'spilling',
+  'task-erred',
+  'scheduler-lost'
+]);
+
+/**
+ * The alerts of `source` raised or updated while a cell's work ran: from its first task to its
+ * last one's end (`now` while it runs, in Unix seconds) and `ALERT_GRACE` after, oldest first.
+ */
+export function cellAlerts(
+  alerts: readonly IAlert[],
+  source: string,
+  report: ICellReport,
+  now: number
+): IAlert[] {
+  const start = report.submitted;
+  if (start <= 0) {
+    return [];
+  }
+  const end =
+    (report.settled ? start + report.wall : Math.max(now, start)) + ALERT_GRACE;
+  return alerts
+    .filter(
+      alert =>
+        alert.source === source &&
+        CELL_ALERT_KINDS.has(alert.kind) &&
+        alert.time <= end &&
+        alert.updated >= start
+    )
+    .sort((a, b) => a.time - b.time);
 }
 
 /** 0.04 -> '40 ms', 2.63 -> '2.6 s', 150 -> '2.5 min' (as the kernel writes them). */

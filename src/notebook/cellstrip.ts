@@ -10,9 +10,12 @@ import { Poll } from '@lumino/polling';
 import { Widget } from '@lumino/widgets';
 
 import { APIError, cellReport, summary } from '../api/client';
-import { CommandIDs, IPlotPanes, MimeTypes } from '../tokens';
+import { IAlert } from '../api/types';
+import { CommandIDs, IAlertsModel, IPlotPanes, MimeTypes } from '../tokens';
+import { KeyedParts } from '../ui/dom';
 import { formatBytes } from '../ui/format';
 import {
+  cellAlerts,
   formatSeconds,
   ICellData,
   readCellData,
@@ -46,12 +49,33 @@ export class CellStrip extends Widget implements IRenderMime.IRenderer {
     this._commands = options.commands;
     this._panes = options.panes;
     this._trans = options.trans;
+    this._alerts = options.alerts ?? null;
+    // The alerts live beside the body, which is rebuilt: a focused action keeps its focus.
+    this._body = make('div');
+    this._alertList = make('ul', {
+      className: 'jp-dashdock-CellStrip-alerts'
+    });
+    this._alertList.setAttribute(
+      'aria-label',
+      this._trans.__('Alerts raised while this cell ran')
+    );
+    this._alertList.hidden = true;
+    this.node.append(this._body, this._alertList);
+    this._alertRows = new KeyedParts<IAlert>({
+      key: alert => alert.id,
+      create: () => ({
+        node: make('li', { className: 'jp-dashdock-CellStrip-alert' })
+      }),
+      update: (part, alert) => this._alertRow(part.node, alert)
+    });
+    this._alerts?.changed.connect(this._showAlerts, this);
   }
 
   renderModel(model: IRenderMime.IMimeModel): Promise<void> {
     this._model = model;
     this._data = readCellData(model.data[MimeTypes.cell]);
     this._render();
+    this._showAlerts();
     if (this._data && !this._data.report.settled && this._data.kernelId) {
       this._follow();
     }
@@ -62,8 +86,91 @@ export class CellStrip extends Widget implements IRenderMime.IRenderer {
     if (this.isDisposed) {
       return;
     }
+    this._alerts?.changed.disconnect(this._showAlerts, this);
     this._poll?.dispose();
     super.dispose();
+  }
+
+  /** The alerts of the cell's source raised while its work ran, each with its actions. */
+  private _showAlerts(): void {
+    const data = this._data;
+    if (!this._alerts || !data?.dashboard || this.isDisposed) {
+      return;
+    }
+    if (this._alertSource === null) {
+      // Asked once at a time; a failure is asked again at the next change of the alerts.
+      this._alertSource = this._source().then(
+        source => {
+          this._showAlerts();
+          return source;
+        },
+        () => {
+          this._alertSource = null;
+          return '';
+        }
+      );
+      return;
+    }
+    void this._alertSource.then(source => {
+      if (!source || this.isDisposed || !this._data) {
+        return;
+      }
+      const alerts = cellAlerts(
+        this._alerts!.alerts,
+        source,
+        this._data.report,
+        Date.now() / 1000
+      );
+      this._alertList.hidden = !alerts.length;
+      this._alertRows.render(this._alertList, alerts);
+    });
+  }
+
+  private _alertRow(row: HTMLElement, alert: IAlert): void {
+    const trans = this._trans;
+    row.dataset.kind = alert.kind;
+    const title = make('span', {
+      className: 'jp-dashdock-CellStrip-alertTitle',
+      textContent: alert.title,
+      title: alert.title
+    });
+    const count = make('span', {
+      className: 'jp-dashdock-CellStrip-count',
+      textContent:
+        alert.count > 1
+          ? trans._n(
+              '%2 time',
+              '%2 times',
+              alert.count,
+              alert.count.toLocaleString()
+            )
+          : ''
+    });
+    const buttons = this._alerts!.actions(alert, trans).map(action => {
+      const button = make('button', {
+        className: 'jp-Button jp-mod-minimal jp-dashdock-CellStrip-button',
+        textContent: action.label,
+        title: action.caption,
+        type: 'button'
+      });
+      // The same label on every row: the accessible name says which alert it acts on.
+      button.setAttribute(
+        'aria-label',
+        trans.__('%1: %2', action.label, alert.title)
+      );
+      button.dataset.action = action.id;
+      button.addEventListener('click', () => {
+        void this._commands.execute(action.command, action.args);
+      });
+      return button;
+    });
+    const focused = row.contains(document.activeElement)
+      ? (document.activeElement as HTMLElement).dataset.action
+      : undefined;
+    row.replaceChildren(title, count, ...buttons);
+    if (focused) {
+      buttons.find(button => button.dataset.action === focused)?.focus();
+    }
   }
 
   private _follow(): void {
@@ -109,6 +216,7 @@ export class CellStrip extends Widget implements IRenderMime.IRenderer {
     }
     this._data = { ...data, report };
     this._render();
+    this._showAlerts();
     if (report.settled) {
       this._stopFollowing();
       this._save(answer.report as PartialJSONObject);
@@ -146,9 +254,9 @@ export class CellStrip extends Widget implements IRenderMime.IRenderer {
   private _render(): void {
     const data = this._data;
     const trans = this._trans;
-    this.node.replaceChildren();
+    this._body.replaceChildren();
     if (!data) {
-      this.node.append(
+      this._body.append(
         make('div', {
           className: 'jp-dashdock-CellStrip-note',
           textContent: trans.__(
@@ -194,15 +302,15 @@ export class CellStrip extends Widget implements IRenderMime.IRenderer {
         () => this._openFineMetrics()
       )
     );
-    this.node.append(head, this._groups(data));
+    this._body.append(head, this._groups(data));
     if (report.settled) {
-      this.node.append(this._details(data));
+      this._body.append(this._details(data));
     }
     if (report.erred) {
-      this.node.append(this._errors(data));
+      this._body.append(this._errors(data));
     }
     if (this._note) {
-      this.node.append(
+      this._body.append(
         make('div', {
           className: 'jp-dashdock-CellStrip-note',
           textContent: this._note
@@ -428,6 +536,11 @@ export class CellStrip extends Widget implements IRenderMime.IRenderer {
 
   private _commands: CommandRegistry;
   private _panes: IPlotPanes;
+  private _alerts: IAlertsModel | null;
+  private _alertSource: Promise<string> | null = null;
+  private _body: HTMLElement;
+  private _alertList: HTMLUListElement;
+  private _alertRows: KeyedParts<IAlert>;
   private _trans: TranslationBundle;
   private _model: IRenderMime.IMimeModel | null = null;
   private _data: ICellData | null = null;
@@ -441,6 +554,8 @@ export namespace CellStrip {
     commands: CommandRegistry;
     panes: IPlotPanes;
     trans: TranslationBundle;
+    /** Where the alerts come from; without it the strip lists none. */
+    alerts?: IAlertsModel | null;
   }
 }
 

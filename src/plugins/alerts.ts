@@ -1,6 +1,4 @@
-/**
- * Alerts: notifications of what the recorder noticed, their settings, and the alerts panel.
- */
+/** Alerts: notifications of what the recorder noticed, their settings, the panel, the model. */
 
 import {
   JupyterFrontEnd,
@@ -12,16 +10,20 @@ import { ITranslator, nullTranslator } from '@jupyterlab/translation';
 
 import { addAlertCommands } from '../alerts/commands';
 import { AlertsModel } from '../alerts/model';
-import { AlertNotifier } from '../alerts/notifier';
-import { putAlertSettings } from '../api/client';
-import { AlertKind } from '../api/types';
-import { CommandIDs, ISourcesModel, TRANSLATION_DOMAIN } from '../tokens';
+import { AlertNotifier, followAlertSettings } from '../alerts/notifier';
+import {
+  CommandIDs,
+  IAlertsModel,
+  ISourcesModel,
+  TRANSLATION_DOMAIN
+} from '../tokens';
 
-export const alertsPlugin: JupyterFrontEndPlugin<void> = {
+export const alertsPlugin: JupyterFrontEndPlugin<IAlertsModel> = {
   id: 'dashdock:alerts',
   description:
     'Notifies when a Dask cluster is in trouble (workers lost, paused or spilling, tasks erring, a scheduler gone) and when long work is done.',
   autoStart: true,
+  provides: IAlertsModel,
   optional: [ISourcesModel, ISettingRegistry, ICommandPalette, ITranslator],
   activate: (
     app: JupyterFrontEnd,
@@ -29,7 +31,7 @@ export const alertsPlugin: JupyterFrontEndPlugin<void> = {
     settingRegistry: ISettingRegistry | null,
     palette: ICommandPalette | null,
     translator: ITranslator | null
-  ): void => {
+  ): IAlertsModel => {
     const trans = (translator ?? nullTranslator).load(TRANSLATION_DOMAIN);
     const sourceName = (id: string): string =>
       sources?.sources.find(source => source.id === id)?.name ?? id;
@@ -53,28 +55,11 @@ export const alertsPlugin: JupyterFrontEndPlugin<void> = {
     });
     if (settingRegistry) {
       void Promise.all([settingRegistry.load(alertsPlugin.id), app.restored])
-        .then(([settings]) => {
-          const apply = () => {
-            notifier.desktop = settings.get('desktop').composite as boolean;
-            if (
-              notifier.desktop &&
-              window.Notification?.permission === 'default'
-            ) {
-              void window.Notification.requestPermission();
-            }
-            // The server records with the threshold and says which kinds notify.
-            void putAlertSettings({
-              kinds: settings.get('kinds').composite as AlertKind[],
-              computationSeconds: settings.get('computationSeconds')
-                .composite as number
-            }).catch(error => console.warn('dashdock: alert settings', error));
-          };
-          apply();
-          settings.changed.connect(apply);
-        })
+        .then(([settings]) => followAlertSettings(settings, notifier))
         .catch(error =>
           console.warn('dashdock: could not load alert settings', error)
         );
     }
+    return model;
   }
 };

@@ -9,7 +9,12 @@ import { ITranslator, nullTranslator } from '@jupyterlab/translation';
 import { CellStrip } from '../notebook/cellstrip';
 import { ClientRepr } from '../notebook/clientrepr';
 import { InlinePlot } from '../notebook/inlineplot';
-import { IPlotPanes, MimeTypes, TRANSLATION_DOMAIN } from '../tokens';
+import {
+  IAlertsModel,
+  IPlotPanes,
+  MimeTypes,
+  TRANSLATION_DOMAIN
+} from '../tokens';
 import { isDarkTheme } from '../ui/theme';
 
 /** Ahead of `text/html` (rank 50), so Lab prefers dashdock's output to Dask's own HTML. */
@@ -18,7 +23,7 @@ const INLINE_HIDDEN_GRACE = 5;
 
 /**
  * Renders what dashdock's kernel integration displays: the live repr of Dask clients and
- * clusters, live plots under cells, and what each cell computed.
+ * clusters, live plots under cells, and what each cell computed, with the alerts raised meanwhile.
  */
 export const notebookPlugin: JupyterFrontEndPlugin<void> = {
   id: 'dashdock:notebook',
@@ -26,13 +31,14 @@ export const notebookPlugin: JupyterFrontEndPlugin<void> = {
     'Shows Dask clients in notebooks with live numbers and plot chips, and inline live plots.',
   autoStart: true,
   requires: [IRenderMimeRegistry, IPlotPanes],
-  optional: [IThemeManager, ITranslator],
+  optional: [IThemeManager, ITranslator, IAlertsModel],
   activate: (
     app: JupyterFrontEnd,
     rendermime: IRenderMimeRegistry,
     panes: IPlotPanes,
     themeManager: IThemeManager | null,
-    translator: ITranslator | null
+    translator: ITranslator | null,
+    alerts: IAlertsModel | null
   ): void => {
     const trans = (translator ?? nullTranslator).load(TRANSLATION_DOMAIN);
     const isDark = () => isDarkTheme(themeManager);
@@ -62,7 +68,7 @@ export const notebookPlugin: JupyterFrontEndPlugin<void> = {
         safe: true,
         mimeTypes: [MimeTypes.cell],
         createRenderer: () =>
-          new CellStrip({ commands: app.commands, panes, trans })
+          new CellStrip({ commands: app.commands, panes, trans, alerts })
       },
       RANK
     );
