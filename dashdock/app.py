@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import os
 import tempfile
+import time
 from pathlib import Path
 
 from jupyter_core.paths import jupyter_data_dir
@@ -22,7 +23,7 @@ from dashdock.clusters.config import configured_factory, configured_initial_clus
 from dashdock.clusters.gateway import GatewayClusters, GatewaySettings
 from dashdock.clusters.limits import ClusterLimits, usable_cores
 from dashdock.clusters.manager import ClusterManager
-from dashdock.errors import DashdockError
+from dashdock.errors import DashdockError, NeedsCredentials, NotADashboard, TimedOut, Unavailable
 from dashdock.history import handlers as history_api
 from dashdock.history import views as history_views
 from dashdock.history.service import DEFAULT_RECORDER_MAX_MEMORY, HistoryService, HistorySettings
@@ -50,6 +51,10 @@ from dashdock.sources import handlers as source_api
 from dashdock.sources.registry import SourceRegistry
 from dashdock.targets import DEFAULT_ALLOWED_TARGETS, Allowlist
 from dashdock.upstream import Timeouts, UpstreamClient
+
+# A dashboard given in initial_sources that is not up yet is asked again this often, this long.
+INITIAL_SOURCE_RETRY = 2.0
+INITIAL_SOURCE_WAIT = 120.0
 
 
 class DashdockApp(ExtensionApp):
@@ -495,14 +500,32 @@ class DashdockApp(ExtensionApp):
                 self.log.warning("dashdock: %s not started: %s", label, exc.reason)
 
     async def _add_initial_sources(self) -> None:
-        for url in self.initial_sources:
+        await asyncio.gather(*(self._add_initial_source(url) for url in self.initial_sources))
+
+    async def _add_initial_source(self, url: str) -> None:
+        """A dashboard that is not up yet (a cluster starting with the server, a busy one) is
+        asked again for a while; a URL that can never be a source is logged at once."""
+        deadline = time.monotonic() + INITIAL_SOURCE_WAIT
+        while True:
             try:
                 source, _ = await self.registry.add_url(url)
                 self.log.info("dashdock: source %s registered", source.name)
+                return
+            except NeedsCredentials as exc:  # the Lab asks for them when the user adds it
+                self.log.warning("dashdock: initial source not added: %s", exc.reason)
+                return
+            except (Unavailable, TimedOut, NotADashboard) as exc:
+                if time.monotonic() > deadline:
+                    self.log.warning("dashdock: initial source not added: %s", exc.reason)
+                    return
             except DashdockError as exc:
                 self.log.warning("dashdock: initial source not added: %s", exc.reason)
+                return
+            await asyncio.sleep(INITIAL_SOURCE_RETRY)
 
     async def stop_extension(self) -> None:
+        if getattr(self, "_initial", None) is not None:
+            self._initial.cancel()  # initial sources still asked for (a dashboard not up yet)
         self.registry.stop_checks()
         await self.bokeh_js.close()
         await self.kernel_clients.stop()

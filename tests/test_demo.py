@@ -66,7 +66,7 @@ def test_the_demo_clusters_run_is_in_history_with_no_step_from_the_user(tmp_path
             if isinstance(listing, dict):
                 runs = [run for run in listing["runs"] if run["live"]]
             time.sleep(0.5)
-        assert runs, listing
+        assert runs, (listing, _get(f"{lab}dashdock/api/sources", token))
         print(f"the demo's run was in History {time.monotonic() - started:.1f} s after the demo started")
         sources = _get(f"{lab}dashdock/api/sources", token)
         assert isinstance(sources, dict)

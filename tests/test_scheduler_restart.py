@@ -7,7 +7,7 @@ scheduler until the kernel installs it again, and later cells must still get the
 from __future__ import annotations
 
 import asyncio
-import select
+import selectors
 import socket
 import subprocess
 import sys
@@ -55,7 +55,10 @@ class ClusterProcess:
             [sys.executable, "-c", CLUSTER, str(self.port)], stdout=subprocess.PIPE, text=True
         )
         assert self.process.stdout is not None
-        ready, _, _ = select.select([self.process.stdout], [], [], 60)
+        # A selector, not select(): late in a suite this process has more than 1,024 descriptors.
+        with selectors.DefaultSelector() as selector:
+            selector.register(self.process.stdout, selectors.EVENT_READ)
+            ready = selector.select(60)
         line = self.process.stdout.readline() if ready else ""
         assert line.strip() == "ready", f"the cluster process did not start: {line!r}"
 

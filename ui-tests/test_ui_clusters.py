@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from conftest import Lab, open_lab, screenshot
-from helpers import drag_to, open_sidebar, pane, plot_item, wait_for_bokeh_plot
+from helpers import drag_to, open_sidebar, pane, plot_item, wait_for_bokeh_plot, wait_until
 from playwright.sync_api import Browser, expect
 
 CARD = ".jp-dashdock-ClusterCard"
@@ -53,10 +55,20 @@ def test_start_cluster_open_its_plots_and_connect_a_notebook(browser: Browser, l
     assert stderr.count() == 0, stderr.all_inner_texts()
     screenshot(page, "cluster-connected-notebook")
 
-    # Restarted, the cluster comes back on new ports; the open pane follows it without a click.
+    # Restarted, the cluster comes back on the same address (as Dask's client.restart() keeps the
+    # scheduler): the notebook's client goes on, and the open pane reloads without a click.
+    lost = _lost(lab, "Cluster 1")
     card.locator('button[data-action="restart"]').click()
-    expect(card.locator("dd").first).not_to_have_text(scheduler, timeout=120_000)
+    wait_until(lambda: _lost(lab, "Cluster 1") > lost, timeout=120)
     expect(card.locator(".jp-dashdock-ClusterCard-status")).to_have_text("running", timeout=60_000)
+    expect(card.locator("dd").first).to_have_text(scheduler)
+    cells = notebook.locator(".jp-Notebook-cell")
+    page.evaluate("() => window.jupyterapp.commands.execute('notebook:insert-cell-below')")
+    after = cells.nth(cells.count() - 1)  # the new cell (Shift+Enter adds an empty one after it)
+    after.locator(".cm-content").fill("client.submit(sum, [1, 2], pure=False).result(timeout=60)")
+    page.keyboard.press("Shift+Enter")
+    result = after.locator(".jp-OutputArea-output[data-mime-type='text/plain']")
+    expect(result).to_have_text("3", timeout=90_000)
     pane_id = pane(page, "Task Stream").get_attribute("id")
     page.evaluate("id => window.jupyterapp.shell.activateById(id)", pane_id)  # it is behind the notebook
     expect(pane(page, "Task Stream")).to_have_attribute("data-status", "live", timeout=30_000)
@@ -113,3 +125,9 @@ def test_the_cluster_limits_show_and_a_scale_beyond_them_says_why(browser: Brows
     card.locator('button[data-action="stop"]').click()
     expect(page.locator(CARD)).to_have_count(0, timeout=60_000)
     page.context.close()
+
+
+def _lost(lab: Lab, name: str) -> int:
+    """How often the source ``name`` lost its dashboard (a restart counts, so panes reload)."""
+    listing: Any = lab.api("dashdock/api/sources")
+    return next(source["lost"] for source in listing["sources"] if source["name"] == name)

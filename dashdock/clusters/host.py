@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib
+import inspect
 import json
 import signal
 import sys
@@ -91,7 +92,11 @@ class _Host:
         self.spec = spec
         self.cluster: Any = None
 
-    async def create(self, workers: int | None, adapt: dict[str, int] | None) -> None:
+    async def create(
+        self, workers: int | None, adapt: dict[str, int] | None, ports: tuple[int, int] | None = None
+    ) -> None:
+        """Start the cluster; with ``ports`` (scheduler, dashboard), on those, when the class takes them
+        and they are free: what a restart does, so that connected clients reconnect by themselves."""
         cluster_class = import_class(self.spec["class"])
         args, kwargs = self.spec.get("args", []), dict(self.spec.get("kwargs", {}))
         size = adapt["minimum"] if adapt else workers
@@ -99,7 +104,14 @@ class _Host:
             # The server gave n_workers (a LocalCluster): a restart starts at the size it asks for,
             # not the size of the first start, and is at that size when it answers.
             kwargs["n_workers"] = size
-        self.cluster = await cluster_class(*args, asynchronous=True, **kwargs)
+        same = _on_ports(cluster_class, kwargs, ports) if ports else None
+        try:
+            self.cluster = await cluster_class(*args, asynchronous=True, **(same or kwargs))
+        except Exception:
+            if same is None:
+                raise
+            # A port taken meanwhile: new ports (clients of the old address are told by the card).
+            self.cluster = await cluster_class(*args, asynchronous=True, **kwargs)
         # The scheduler keeps a task stream from its first task (Dask starts one only when first
         # asked): the history records what a client computes the moment the cluster answers.
         with contextlib.suppress(Exception):
@@ -130,20 +142,43 @@ class _Host:
     async def _run(self, command: dict[str, Any]) -> None:
         cluster = self.cluster
         if command["op"] == "restart":
-            # A fresh scheduler and workers of the same size (for a LocalCluster on a new dashboard
-            # port): what users do to clear a cluster's state or leaked memory. That size counts
-            # workers that joined the scheduler from elsewhere, so it is held to the server's limit.
+            # A fresh scheduler and workers of the same size, on the same address when the class
+            # allows (a LocalCluster): what users do to clear a cluster's state or leaked memory,
+            # and a connected notebook's client reconnects to it, as to a restarted scheduler. That
+            # size counts workers that joined the scheduler from elsewhere, so it is held to the
+            # server's limit.
             adapt = command.get("adapt")
             running = len(cluster.scheduler_info.get("workers", {}))
             workers = None if adapt else min(running, command["max_workers"])
+            ports = _ports_of(cluster)
             await cluster.close()
-            await self.create(workers, adapt)
+            await self.create(workers, adapt, ports)
         elif command["op"] == "scale":
             if getattr(cluster, "_adaptive", None) is not None:
                 cluster._adaptive.stop()  # a fixed size replaces adaptivity, as in Dask's own widget
             cluster.scale(command["workers"])
         elif command["op"] == "adapt":
             cluster.adapt(minimum=command["minimum"], maximum=command["maximum"])
+
+
+def _ports_of(cluster: Any) -> tuple[int, int] | None:
+    """The scheduler's and the dashboard's ports of a running cluster, when it says them."""
+    with contextlib.suppress(Exception):
+        scheduler = int(str(cluster.scheduler_address).rsplit(":", 1)[1])
+        dashboard = int(str(cluster.dashboard_link).split("://", 1)[1].split("/", 1)[0].rsplit(":", 1)[1])
+        return scheduler, dashboard
+    return None
+
+
+def _on_ports(cluster_class: type, kwargs: dict[str, Any], ports: tuple[int, int]) -> dict[str, Any] | None:
+    """``kwargs`` for the same ports, or None when the class does not take them (only a
+    LocalCluster-like class does: ``scheduler_port`` and ``dashboard_address``)."""
+    with contextlib.suppress(TypeError, ValueError):
+        parameters = inspect.signature(cluster_class).parameters
+        if "scheduler_port" in parameters and "dashboard_address" in parameters:
+            host = str(kwargs.get("dashboard_address") or "127.0.0.1:0").rsplit(":", 1)[0]
+            return {**kwargs, "scheduler_port": ports[0], "dashboard_address": f"{host}:{ports[1]}"}
+    return None
 
 
 def main() -> None:

@@ -242,14 +242,16 @@ class ClusterManager:
         return cluster
 
     async def restart(self, cluster_id: str) -> ManagedCluster:
-        """A new cluster of the same size in the same host. Its dashboard may move (a LocalCluster
-        takes a free port): the source follows, so open panes reload onto it. Its size is what the
-        scheduler has, which may include workers started elsewhere, so the host bounds it too."""
+        """A new cluster of the same size in the same host, on the same addresses when its class
+        allows (a LocalCluster), so that connected clients reconnect; else its dashboard moves and
+        the source follows. Either way open panes reload onto it. Its size is what the scheduler
+        has, which may include workers started elsewhere, so the host bounds it too."""
         cluster = self.get(cluster_id)
         await cluster.command("restart", adapt=cluster.adapt, max_workers=self.limits.max_workers)
         dashboard = cluster.info.get("dashboard")
         if isinstance(dashboard, str) and dashboard.startswith(("http://", "https://")):
-            self._registry.point(cluster_id, cluster.name, "cluster", dashboard)
+            source = self._registry.point(cluster_id, cluster.name, "cluster", dashboard)
+            source.lost += 1  # a new scheduler even on the same port: its panes reload
         return cluster
 
     async def refresh(self) -> None:

@@ -156,6 +156,7 @@ class RunRecorder:
         # (finish time, keys) of the newest task an earlier run of this scheduler kept
         self.recorded_before: tuple[float, frozenset[str]] | None = None
         self.backlog = True  # the next read is the first: the scheduler's buffer so far
+        self.scheduler_id: str | None = None  # identity's id: another one is another scheduler
         self.metric_cursor: dict[str, int] = {}  # custom metric -> the last sample read
         self.fine_metrics: dict[str, float] | None = None  # the totals recorded last
 
@@ -294,6 +295,15 @@ class RunRecorder:
 
     async def _sample_workers(self, now: float, events: list[Event]) -> list[WorkerSample]:
         identity = await self.scheduler.identity(self.limits.max_workers)
+        scheduler_id = identity.get("id") if isinstance(identity, Mapping) else None
+        if self.scheduler_id is not None and scheduler_id != self.scheduler_id:
+            # Another scheduler at the same address (a restart on the same port): a new run, which
+            # reads its task stream from the start. Nothing of this tick is written to this one.
+            self.alerts.answered(now)
+            await self._write_alerts()
+            self.restarted = True
+            raise Ended(f"The scheduler at {self.run.scheduler} was restarted (it is another scheduler now).")
+        self.scheduler_id = scheduler_id if isinstance(scheduler_id, str) else None
         samples = to_worker_samples(identity, now, self.limits.max_workers)
         workers = identity.get("workers") if isinstance(identity, Mapping) else None
         present = {str(w) for w in workers} if isinstance(workers, Mapping) else set()

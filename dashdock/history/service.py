@@ -180,6 +180,7 @@ class HistoryService:
     async def _sync(self) -> None:
         if self._store is None or not await self._ensure_recorder():
             return
+        await self._registry.learn_schedulers()  # dashboards added by URL name theirs
         wanted = {
             source_id: scheduler
             for source_id, scheduler in self._schedulers().items()

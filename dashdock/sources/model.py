@@ -52,7 +52,8 @@ class Source:
     # history may record it; else why not, for people.
     scheduler: str | None = None
     unrecorded: str = ""
-    scheduler_checked: float = 0.0  # when it was last looked for (time.monotonic())
+    # When it was last looked for (time.monotonic()); infinite once its info page answered.
+    scheduler_checked: float = 0.0
     version: int = field(default=0, init=False, compare=False)  # of its last visible change (listing.py)
 
     def __post_init__(self) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import time
 from pathlib import Path
 
@@ -33,8 +34,9 @@ from dashdock.sources.workers import Worker, judge, parse_worker_table
 from dashdock.targets import Allowlist, DashboardURL, Target, TargetError, parse_dashboard_url
 from dashdock.upstream import UpstreamClient, UpstreamError
 
-# Seconds between two looks for the scheduler of a source added by URL while it is unknown.
-SCHEDULER_RETRY = 30.0
+# Seconds between two looks for the scheduler of a source added by URL while it is unknown (its
+# info page did not answer: a busy or starting cluster).
+SCHEDULER_RETRY = 10.0
 
 
 class SourceRegistry:
@@ -306,6 +308,19 @@ class SourceRegistry:
             if source.kind == "url" and source.scheduler is not None
         }
 
+    async def learn_schedulers(self) -> None:
+        """Look again for the schedulers of sources added by URL that are not known yet: the
+        history asks this on its own rounds, so no browser needs to be polling for them."""
+        due = [
+            source
+            for source in self._sources.values()
+            if source.kind == "url"
+            and source.flavour == "dask"
+            and source.scheduler is None
+            and time.monotonic() - source.scheduler_checked > SCHEDULER_RETRY
+        ]
+        await asyncio.gather(*(self._learn_scheduler(source) for source in due))
+
     @staticmethod
     def _scheduler_due(source: Source, was_up: bool) -> bool:
         """Looked for when first up, again when back up (a restart may move it), and while unknown
@@ -326,6 +341,8 @@ class SourceRegistry:
             return
         found = scheduler_of(page, self._allowlist)
         source.scheduler, source.unrecorded = found.address, found.problem
+        # Its page answered: that is the answer until the dashboard goes down and comes back.
+        source.scheduler_checked = math.inf
 
     async def check_all(self) -> None:
         """Check the sources that need it most, within the per-poll budget (health.py)."""

@@ -189,7 +189,8 @@ export class HistoryView extends MainAreaWidget<DashboardFrame> {
       return;
     }
     window.removeEventListener('message', this);
-    Signal.clearData(this);
+    // Widget.dispose() emits `disposed` (Lab's tracker forgets the widget on it), then clears
+    // this widget's signals: clearing them first would keep a closed pane tracked for good.
     super.dispose();
   }
 

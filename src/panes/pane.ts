@@ -287,7 +287,8 @@ export class PlotPane extends MainAreaWidget<DashboardFrame> {
     this._hidden.dispose();
     window.clearInterval(this._countdown);
     this._model.changed.disconnect(this._onSourcesChanged, this);
-    Signal.clearData(this);
+    // Widget.dispose() emits `disposed` (Lab's tracker forgets the widget on it), then clears
+    // this widget's signals: clearing them first would keep a closed pane tracked for good.
     super.dispose();
   }
 

@@ -1,0 +1,59 @@
+"""What a user closes opens again: the Layout's panes and a run's History view, also after a reload.
+
+Lab's widget tracker forgets a widget when it emits ``disposed``; a pane that cleared its signals
+before disposing never did, so Layout (and a History view) "brought forward" a closed widget and
+showed nothing, for good, even after a reload of that workspace.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from conftest import DaskCluster, Lab, open_lab, wait_for_lab
+from helpers import PANE, open_sidebar, wait_until
+from playwright.sync_api import Browser, Page, expect
+
+VIEW = ".jp-dashdock-HistoryView"
+
+
+def _close_all(page: Page) -> None:
+    page.evaluate("() => window.jupyterapp.commands.execute('application:close-all')")
+    expect(page.locator(PANE)).to_have_count(0)
+    expect(page.locator(VIEW)).to_have_count(0)
+
+
+def _layout_and_history(page: Page, source: str) -> None:
+    """Layout by its button, the History view by its command: both shown."""
+    open_sidebar(page)
+    page.click(".jp-dashdock-Plots-layout")
+    expect(page.locator(PANE).first).to_be_visible(timeout=30_000)
+    page.evaluate("source => window.jupyterapp.commands.execute('dashdock:open-history', {source})", source)
+    expect(page.locator(VIEW)).to_have_count(1, timeout=30_000)  # a tab (Layout's panes may cover it)
+
+
+def test_layout_and_history_open_again_after_they_were_closed_and_after_a_reload(
+    browser: Browser, lab: Lab, dask_cluster: DaskCluster
+) -> None:
+    source: Any = lab.api("dashdock/api/sources", "POST", {"url": dask_cluster.dashboard})
+
+    def recorded() -> bool:  # a source added by URL is recorded: its run is in History
+        runs: Any = lab.api("dashdock/api/history")
+        return any(run["source"] == source["id"] for run in runs["runs"])
+
+    wait_until(recorded)
+    page = open_lab(browser, lab, "reopen")
+    _layout_and_history(page, source["id"])
+    panes = page.locator(PANE).count()
+    _close_all(page)
+    _layout_and_history(page, source["id"])
+    expect(page.locator(PANE)).to_have_count(panes)
+
+    # Closed one by one with their tabs' x, then the workspace reloaded: still opens.
+    for _ in range(page.locator(".lm-DockPanel-tabBar .lm-TabBar-tabCloseIcon").count()):
+        page.locator(".lm-DockPanel-tabBar .lm-TabBar-tabCloseIcon").first.click()
+    expect(page.locator(PANE)).to_have_count(0)
+    page.reload()
+    wait_for_lab(page)
+    _layout_and_history(page, source["id"])
+    expect(page.locator(PANE)).to_have_count(panes)
+    page.context.close()
