@@ -4,9 +4,10 @@ VENV ?= .venv
 BIN := $(abspath $(VENV))/bin
 export PATH := $(BIN):$(PATH)
 INSTALLED := $(VENV)/.dashdock-installed
+TEST_INSTALLED := $(VENV)/.dashdock-test-installed
 FRONTEND_SOURCES := $(shell find src style schema -type f 2>/dev/null) package.json tsconfig.json
 
-.PHONY: demo test test-ts test-server test-ui bench install build chromium lint clean
+.PHONY: demo test test-ts test-server test-ui bench install test-deps build chromium lint clean
 
 ## make demo: install, then run JupyterLab with dashdock and a real LocalCluster doing sample work
 demo: build
@@ -14,7 +15,7 @@ demo: build
 
 ## make test: install what the tests need (Chromium included) and run every test
 # Two runs: the server suite uses pytest-jupyter's event loop, the browser suite playwright's.
-test: build chromium test-ts
+test: build test-deps chromium test-ts
 	$(BIN)/python -m pytest -p no:cacheprovider tests
 	$(BIN)/python -m pytest -p no:cacheprovider ui-tests
 
@@ -23,26 +24,33 @@ test: build chromium test-ts
 test-ts: build
 	jlpm run test
 
-test-server: build
+test-server: build test-deps
 	$(BIN)/python -m pytest -p no:cacheprovider tests
 
-test-ui: build chromium
+test-ui: build test-deps chromium
 	$(BIN)/python -m pytest -p no:cacheprovider ui-tests
 
 ## make bench: print relay figures (direct vs dashdock vs jupyter-server-proxy when installed)
-bench: build chromium
+bench: build test-deps chromium
 	$(BIN)/python bench/run_all.py
 
 install: $(INSTALLED)
+test-deps: $(TEST_INSTALLED)
 
 # A virtual environment with dashdock installed in development mode (the build compiles the
-# frontend with jlpm, which ships with jupyterlab) and the lab extension linked into it.
+# frontend with jlpm, which ships with jupyterlab) and the lab extension linked into it: what
+# `make demo` runs, nothing more.
 $(INSTALLED): pyproject.toml package.json yarn.lock
 	test -x $(BIN)/python || python3 -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q "jupyterlab>=4.1,<5" "hatchling>=1.5" "hatch-jupyter-builder>=0.5" editables
-	$(BIN)/pip install -q --no-build-isolation -e ".[test]"
+	$(BIN)/pip install -q --no-build-isolation -e .
 	$(BIN)/jupyter labextension develop --overwrite . >/dev/null
+	touch $@
+
+# What the tests, linters and benchmarks need besides (pytest, playwright, a real JupyterHub, ...).
+$(TEST_INSTALLED): pyproject.toml | $(INSTALLED)
+	$(BIN)/pip install -q --no-build-isolation -e ".[test]"
 	touch $@
 
 # Rebuild the frontend when its sources change (the editable install built it once already).
@@ -59,7 +67,7 @@ chromium:
 	  echo "Installing Chromium from Debian's packages (needs root)"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
 
-lint: build
+lint: build test-deps
 	$(BIN)/ruff check dashdock tests ui-tests bench demo
 	$(BIN)/ruff format --check dashdock tests ui-tests bench demo
 	node_modules/.bin/tsc --noEmit -p .

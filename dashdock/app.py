@@ -15,7 +15,7 @@ from pathlib import Path
 
 from jupyter_core.paths import jupyter_data_dir
 from jupyter_server.extension.application import ExtensionApp
-from traitlets import Bool, Dict, Float, Int, List, Unicode, default
+from traitlets import Bool, Dict, Float, Int, List, Unicode, Union, default
 
 from dashdock.alerts import handlers as alert_api
 from dashdock.clusters import handlers as cluster_api
@@ -73,10 +73,11 @@ class DashdockApp(ExtensionApp):
         ),
     )
     initial_sources = List(
-        Unicode(),
+        Union([Unicode(), Dict(per_key_traits={"url": Unicode(), "name": Unicode()})]),
         default_value=[],
         config=True,
-        help="Dashboard URLs registered as sources when the server starts (default: none).",
+        help="Dashboards registered as sources when the server starts: URLs, or "
+        '{"url": ..., "name": ...} to name them (default: none).',
     )
     sources_file = Unicode(
         config=True,
@@ -502,13 +503,14 @@ class DashdockApp(ExtensionApp):
     async def _add_initial_sources(self) -> None:
         await asyncio.gather(*(self._add_initial_source(url) for url in self.initial_sources))
 
-    async def _add_initial_source(self, url: str) -> None:
+    async def _add_initial_source(self, entry: str | dict[str, str]) -> None:
         """A dashboard that is not up yet (a cluster starting with the server, a busy one) is
         asked again for a while; a URL that can never be a source is logged at once."""
+        url, name = (entry, None) if isinstance(entry, str) else (entry.get("url", ""), entry.get("name"))
         deadline = time.monotonic() + INITIAL_SOURCE_WAIT
         while True:
             try:
-                source, _ = await self.registry.add_url(url)
+                source, _ = await self.registry.add_url(url, name or None)
                 self.log.info("dashdock: source %s registered", source.name)
                 return
             except NeedsCredentials as exc:  # the Lab asks for them when the user adds it

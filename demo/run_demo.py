@@ -1,19 +1,24 @@
 """``make demo``: a real LocalCluster doing sample work, and JupyterLab with dashdock showing it.
 
 The cluster runs in its own process on its usual dashboard port (8787, or a free one if that is
-taken) and is registered as a dashdock source, so the sidebar lists its plots straight away.
+taken) and is registered as a dashdock source named "Dask demo", so the sidebar lists its plots and
+the History records it straight away. Ctrl-C stops both, quietly: each runs in a session of its own,
+so the terminal's interrupt reaches only this script, which then stops them in order.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+SOURCE_NAME = "Dask demo"
 
 
 def _port_is_free(port: int) -> bool:
@@ -21,42 +26,74 @@ def _port_is_free(port: int) -> bool:
         return probe.connect_ex(("127.0.0.1", port)) != 0
 
 
-def main() -> int:
+def _start_cluster() -> tuple[subprocess.Popen[str], str, str]:
+    """The sample work's process, its scheduler's address and its dashboard's URL ("" if it failed)."""
     port = 8787 if _port_is_free(8787) else 0
     cluster = subprocess.Popen(
         [sys.executable, str(HERE / "sample_work.py"), "--dashboard-port", str(port)],
         stdout=subprocess.PIPE,
         text=True,
+        start_new_session=True,
     )
     assert cluster.stdout is not None
-    dashboard = ""
+    scheduler = dashboard = ""
     for line in cluster.stdout:
-        if line.startswith("DASHBOARD "):
+        if line.startswith("SCHEDULER "):
+            scheduler = line.split(" ", 1)[1].strip()
+        elif line.startswith("DASHBOARD "):
             dashboard = line.split(" ", 1)[1].strip()
             break
+    return cluster, scheduler, dashboard
+
+
+def _stop(process: subprocess.Popen[str] | subprocess.Popen[bytes], how: signal.Signals) -> None:
+    if process.poll() is None:
+        process.send_signal(how)
+    try:
+        process.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+def _interrupted(*_: object) -> None:
+    raise KeyboardInterrupt
+
+
+def main() -> int:
+    # Ctrl-C, and a SIGTERM from whatever started the demo, stop it the same way (a shell may have
+    # started this with SIGINT ignored).
+    signal.signal(signal.SIGINT, _interrupted)
+    signal.signal(signal.SIGTERM, _interrupted)
+    cluster, scheduler, dashboard = _start_cluster()
     if not dashboard:
         print("The demo cluster did not start; see the messages above.", file=sys.stderr)
+        _stop(cluster, signal.SIGTERM)
         return 1
-    print(f"\nDemo cluster dashboard: {dashboard}\nStarting JupyterLab; open the URL it prints below.\n")
-    lab_args = [
-        sys.executable,
-        "-m",
-        "jupyterlab",
-        "--no-browser",
-        f"--DashdockApp.initial_sources={dashboard}",
-    ]
-    if hasattr(os, "geteuid") and os.geteuid() == 0:
-        lab_args.append("--allow-root")
-    lab = subprocess.Popen(lab_args)
-    try:
-        return lab.wait()
-    except KeyboardInterrupt:
-        lab.send_signal(signal.SIGINT)
-        lab.send_signal(signal.SIGINT)  # jupyter asks for confirmation after the first one
-        return lab.wait()
-    finally:
-        cluster.terminate()
-        cluster.wait(timeout=30)
+    print(
+        f"\nDemo cluster: scheduler {scheduler}, dashboard {dashboard}\n"
+        f'It is the source "{SOURCE_NAME}" in the dashdock sidebar. To work with it from a notebook:\n\n'
+        f"    from distributed import Client\n    client = Client({scheduler!r})\n\n"
+        "Starting JupyterLab; open the URL it prints below. Ctrl-C stops the demo.\n",
+        flush=True,
+    )
+    with tempfile.TemporaryDirectory(prefix="dashdock-demo-") as folder:
+        config = Path(folder) / "demo_config.json"
+        sources = [{"url": dashboard, "name": SOURCE_NAME}]
+        config.write_text(json.dumps({"DashdockApp": {"initial_sources": sources}}))
+        lab_args = [sys.executable, "-m", "jupyterlab", "--no-browser", f"--config={config}"]
+        if hasattr(os, "geteuid") and os.geteuid() == 0:
+            lab_args.append("--allow-root")
+        lab = subprocess.Popen(lab_args, start_new_session=True)
+        try:
+            return lab.wait()
+        except KeyboardInterrupt:
+            print("\nStopping the demo: JupyterLab, then the cluster.", flush=True)
+            return 0
+        finally:
+            _stop(lab, signal.SIGTERM)
+            _stop(cluster, signal.SIGTERM)
+            print("The demo has stopped.", flush=True)
 
 
 if __name__ == "__main__":

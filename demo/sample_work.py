@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import argparse
 import random
+import signal
+import threading
 import time
+import warnings
 
 import dask
 import dask.array as da
@@ -36,6 +39,8 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--pause", type=float, default=0.5, help="seconds between rounds of work")
     args = parser.parse_args()
+    # The sample work rechunks on purpose; Dask's advice about it is noise in the demo's terminal.
+    warnings.filterwarnings("ignore", category=da.PerformanceWarning)
 
     cluster = LocalCluster(
         n_workers=args.workers,
@@ -48,12 +53,15 @@ def main() -> None:
     client = Client(cluster)
     print(f"SCHEDULER {cluster.scheduler_address}", flush=True)
     print(f"DASHBOARD {cluster.dashboard_link}", flush=True)
+    # run_demo.py stops the work with SIGTERM: the round under way ends, then the cluster closes.
+    stopping = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stopping.set())
     round_number = 0
     try:
-        while True:
+        while not stopping.is_set():
             _one_round(client, round_number)
             round_number += 1
-            time.sleep(args.pause)
+            stopping.wait(args.pause)
     except KeyboardInterrupt:
         pass
     finally:

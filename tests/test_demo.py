@@ -49,7 +49,9 @@ def test_the_demo_clusters_run_is_in_history_with_no_step_from_the_user(tmp_path
     try:
         assert demo.stdout is not None
         found = None
+        head = ""
         for line in demo.stdout:
+            head += line
             found = LAB_URL.search(line)
             if found:
                 break
@@ -72,10 +74,15 @@ def test_the_demo_clusters_run_is_in_history_with_no_step_from_the_user(tmp_path
         assert isinstance(sources, dict)
         (source,) = sources["sources"]
         assert runs[0]["source"] == source["id"] and source["unrecorded"] is None
-    finally:
+        assert source["name"] == "Dask demo"
+        # Ctrl-C, as a terminal sends it (to the demo's process group): a clean stop, no traceback.
         os.killpg(demo.pid, signal.SIGINT)
-        try:
-            demo.wait(60)
-        except subprocess.TimeoutExpired:
+        rest, _ = demo.communicate(timeout=120)
+        assert demo.returncode == 0, rest[-3000:]
+        assert "Traceback" not in rest, rest[-3000:]
+        assert rest.rstrip().endswith("The demo has stopped."), rest[-3000:]
+        assert "client = Client('tcp://127.0.0.1:" in head
+    finally:
+        if demo.poll() is None:
             os.killpg(demo.pid, signal.SIGKILL)
             demo.wait()

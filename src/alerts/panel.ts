@@ -87,10 +87,11 @@ export class AlertsPanel extends Widget {
     if (alert.count > 1) {
       parts.push(
         trans._n(
-          '%1 time, last at %2',
-          '%1 times, last at %2',
+          '%3 time, last at %2',
+          '%3 times, last at %2',
           alert.count,
-          new Date(alert.updated * 1000).toLocaleTimeString()
+          new Date(alert.updated * 1000).toLocaleTimeString(),
+          alert.count.toLocaleString()
         )
       );
     }

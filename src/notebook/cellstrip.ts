@@ -460,13 +460,19 @@ export class CellStrip extends Widget implements IRenderMime.IRenderer {
     const first = report.error;
     const text = first
       ? this._trans._n(
-          '%1 task erred. First: %2 in %3',
-          '%1 tasks erred. First: %2 in %3',
+          '%4 task erred. First: %2 in %3',
+          '%4 tasks erred. First: %2 in %3',
           report.erred,
           first.exception,
-          first.key
+          first.key,
+          report.erred.toLocaleString()
         )
-      : this._trans._n('%1 task erred', '%1 tasks erred', report.erred);
+      : this._trans._n(
+          '%2 task erred',
+          '%2 tasks erred',
+          report.erred,
+          report.erred.toLocaleString()
+        );
     box.append(make('div', { textContent: text }));
     if (first?.traceback) {
       const details = make('details');

@@ -86,10 +86,14 @@ export class PaneManager implements IPlotPanes, IDisposable {
   }
 
   open(options: IPlotPanes.IOptions, placement: IPanePlacement = {}): PlotPane {
+    // A main area holding nothing but Launchers gives them up once the pane is there (closing them
+    // earlier would make Lab open another): a clicked plot gets the room, not a strip beside them.
+    const launchers = this._loneLaunchers();
     const { mode, ref } = placement.mode ? placement : this._placement();
     const pane = this.create(options);
     this._shell.add(pane, 'main', { mode, ref: ref ?? null });
     this._shell.activateById(pane.id);
+    launchers.forEach(launcher => launcher.close());
     return pane;
   }
 
@@ -123,9 +127,7 @@ export class PaneManager implements IPlotPanes, IDisposable {
     }
     const steps = gridSteps(plots.length);
     const opened = new Map<number, PlotPane>();
-    // A main area holding nothing but Launchers gives them up once the first pane is there (closing
-    // them earlier would make Lab open another), so the grid fills the main area.
-    const launchers = this._loneLaunchers();
+    // The first pane takes a lone Launcher's place (open()), so the grid fills the main area.
     for (const { index, mode, ref } of steps) {
       const refPane = ref === null ? undefined : opened.get(ref);
       const box = refPane && this._box(refPane);
@@ -135,7 +137,6 @@ export class PaneManager implements IPlotPanes, IDisposable {
           ? { mode, ref: box.id }
           : {};
       opened.set(index, this.open(options[index], placement));
-      launchers.splice(0).forEach(launcher => launcher.close());
     }
     return options.map(
       (option, index) => opened.get(index) ?? this.open(option)
