@@ -52,7 +52,9 @@ def main() -> None:
     )
     client = Client(cluster)
     print(f"SCHEDULER {cluster.scheduler_address}", flush=True)
-    print(f"DASHBOARD {cluster.dashboard_link}", flush=True)
+    # The dashboard's own address, not ``dashboard_link``: a shell started by a Jupyter server
+    # with dashdock (a Lab terminal) has Dask's link template pointing at that server's proxy.
+    print(f"DASHBOARD http://127.0.0.1:{cluster.scheduler.http_server.port}/status", flush=True)
     # run_demo.py stops the work with SIGTERM: the round under way ends, then the cluster closes.
     stopping = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stopping.set())

@@ -30,6 +30,8 @@ def _get(url: str, token: str) -> object:
 
 def test_the_demo_clusters_run_is_in_history_with_no_step_from_the_user(tmp_path: Path) -> None:
     env = {
+        # As from a Lab terminal too: this process has the variables the extension gives kernels
+        # (Dask's dashboard link template among them), which the demo must not be misled by.
         **os.environ,
         "HOME": str(tmp_path),
         "JUPYTER_CONFIG_DIR": str(tmp_path / "config"),
