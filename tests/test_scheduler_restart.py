@@ -120,6 +120,12 @@ async def test_cells_after_the_scheduler_restarted_on_its_address_get_their_stri
         # the new scheduler has it, so the next cell is the first the new scheduler sees.
         restarted = await until(lambda: scheduler_state(address), 60, "the kernel's client to reconnect")
         assert ledger.PLUGIN_NAME not in restarted["plugins"]  # a new scheduler: no ledger yet
+        # The new scheduler may list the client a moment before the kernel's client says it is
+        # connected (longer on a loaded machine than the 2 s a cell's start waits for it).
+        for _ in range(120):
+            if (await kernel.run("print(client.status)")).strip() == "running":
+                break
+            await asyncio.sleep(0.5)
 
         printed = await kernel.run(
             "after = client.gather(client.map(inc, range(1000, 1037)))\nprint(len(after))"

@@ -95,8 +95,19 @@ def test_a_task_stream_pane_is_rewound_and_returned_to_live(browser: Browser, la
 
 
 def test_an_unrecorded_source_stays_live(browser: Browser, lab: Lab, dask_cluster: DaskCluster) -> None:
-    # A source added by URL is not recorded: the server has no run for it.
+    # A source whose recording was switched off, its runs deleted: the server has no run for it.
     source: Any = lab.api("dashdock/api/sources", "POST", {"url": dask_cluster.dashboard})
+    lab.api(f"dashdock/api/history/{source['id']}/recording", "PUT", {"enabled": False})
+
+    def no_run() -> bool:
+        listing: Any = lab.api("dashdock/api/history")
+        runs = [run for run in listing["runs"] if run["source"] == source["id"]]
+        for run in runs:
+            if not run["live"]:
+                lab.api(f"dashdock/api/history/{run['id']}", "DELETE")
+        return not runs
+
+    wait_until(no_run)
     with pytest.raises(HTTPError) as missing:
         lab.api(f"dashdock/api/history/{source['id']}")
     assert missing.value.code == 404
@@ -109,10 +120,8 @@ def test_an_unrecorded_source_stays_live(browser: Browser, lab: Lab, dask_cluste
     )
     stream = pane(page, "Task Stream")
     expect(stream).to_have_count(1)
-    # The whole main area, so the toolbar keeps Rewind on it (beside the Launcher it overflows).
-    page.locator(".lm-DockPanel-tabBar .lm-TabBar-tab", has_text="Launcher").locator(
-        ".lm-TabBar-tabCloseIcon"
-    ).click()
+    # The whole main area (a clicked plot takes a lone Launcher's place), so Rewind has room.
+    expect(page.locator("#jp-main-dock-panel .jp-Launcher")).to_have_count(0)
     wait_for_bokeh_plot(page, "Task Stream")
     frame = stream.locator("iframe")
     live_src = frame.get_attribute("src")
