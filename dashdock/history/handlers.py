@@ -143,28 +143,28 @@ class TraceHandler(HistoryAPIHandler):
 
 
 class ParquetHandler(HistoryAPIHandler):
+    """A table of the run's window as Parquet: its tasks, or its custom metric samples."""
+
+    def initialize(
+        self,
+        history: HistoryService,
+        max_body: int = DEFAULT_MAX_BODY,
+        write: ParquetWriter = tasks_parquet,
+        name: str = "tasks.parquet",
+    ) -> None:
+        super().initialize(history, max_body)
+        self._write, self._name = write, name
+
     @web.authenticated
     @authorized
     async def get(self, run_id: str) -> None:
         run = await self.history.find(run_id)
         start, end = self.window()
+        write = self._write
         self.set_header("Content-Type", "application/vnd.apache.parquet")
-        self.attachment(run, "tasks.parquet")
-        await self.send_chunks(self.history.stream(lambda store: _parquet_chunks(store, run.id, start, end)))
-
-
-class MetricsParquetHandler(HistoryAPIHandler):
-    """The run's custom metric samples (``dashdock.metric``): time, metric, line, value."""
-
-    @web.authenticated
-    @authorized
-    async def get(self, run_id: str) -> None:
-        run = await self.history.find(run_id)
-        start, end = self.window()
-        self.set_header("Content-Type", "application/vnd.apache.parquet")
-        self.attachment(run, "metrics.parquet")
+        self.attachment(run, self._name)
         await self.send_chunks(
-            self.history.stream(lambda store: _parquet_chunks(store, run.id, start, end, metrics_parquet))
+            self.history.stream(lambda store: _parquet_chunks(store, run.id, start, end, write))
         )
 
 
@@ -197,7 +197,15 @@ def routes(history: HistoryService, max_body: int) -> list[tuple[str, type[ApiHa
         (run, RunHandler, services),
         (rf"/dashdock/api/history/{SOURCE_ID_ARG}/recording", RecordingHandler, services),
         (run + "/trace", TraceHandler, services),
-        (run + "/tasks.parquet", ParquetHandler, services),
-        (run + "/metrics.parquet", MetricsParquetHandler, services),
+        (
+            run + "/tasks.parquet",
+            ParquetHandler,
+            {**services, "write": tasks_parquet, "name": "tasks.parquet"},
+        ),
+        (
+            run + "/metrics.parquet",
+            ParquetHandler,
+            {**services, "write": metrics_parquet, "name": "metrics.parquet"},
+        ),
         (run + "/report", ReportHandler, services),
     ]
