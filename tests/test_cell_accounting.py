@@ -72,6 +72,14 @@ async def test_each_cell_counts_its_own_tasks_and_a_cell_without_dask_work_shows
         await kernel.run("second = client.gather(client.map(inc, range(10_000, 10_567)))")
         await kernel.run("plain = sum(range(100))")
         shown = strips(kernel)
+        # The scheduler's task stream, each task as (first start, last stop): what the history records.
+        spans = json.loads(
+            await kernel.run(
+                "import json\n"
+                "print(json.dumps([(min(s['start'] for s in t['startstops']), "
+                "max(s['stop'] for s in t['startstops'])) for t in client.get_task_stream()]))"
+            )
+        )
 
     # Dask's spans would put the second map into the first cell's span (same task group, "inc").
     assert len(shown) == 2, shown
@@ -85,6 +93,10 @@ async def test_each_cell_counts_its_own_tasks_and_a_cell_without_dask_work_shows
     assert shown[1]["text/plain"].startswith(f"Dask, cell {second_label}: 567 tasks in ")
     assert "Groups: inc 567/567" in shown[1]["text/plain"]
     assert second["seconds"]["compute"] > 0 and second["produced_bytes"] > 0
+    # Each cell's task window holds exactly its own tasks, on the clock the task stream uses.
+    for report, tasks in ((first, 1234), (second, 567)):
+        low, high = report["ran"]
+        assert sum(low <= start and stop <= high for start, stop in spans) == tasks
 
 
 async def test_a_future_that_finishes_after_its_cell_is_counted_for_that_cell(

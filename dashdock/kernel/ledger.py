@@ -50,6 +50,7 @@ class _Cell:
         "memory_peak",
         "moved",
         "produced",
+        "ran",
         "seconds",
         "submitted",
         "tasks",
@@ -61,6 +62,9 @@ class _Cell:
         self.groups: dict[str, list[int]] = {}  # name -> [tasks, done, erred]
         self.submitted = now
         self.finished = 0.0
+        # The first start and last stop of the cell's tasks, on the workers' clocks: the task
+        # stream records those times, so a window of exactly these holds every task of the cell.
+        self.ran: list[float] = []
         self.seconds = {"compute": 0.0, "transfer": 0.0, "disk": 0.0, "spill": 0.0}
         self.produced = self.moved = self.memory_peak = 0
         self.error: dict[str, str] | None = None
@@ -89,6 +93,7 @@ class _Cell:
             "groups": [[name, *counts] for name, counts in self.groups.items()],
             "submitted": self.submitted,
             "wall": max(0.0, end - self.submitted),
+            "ran": list(self.ran),
             "seconds": dict(self.seconds),
             "produced_bytes": self.produced,
             "moved_bytes": self.moved,
@@ -153,9 +158,11 @@ class CellLedger(SchedulerPlugin):
                 where = _ACTIONS.get(startstop.get("action"))
                 if where is not None:
                     cell.seconds[where] += max(0.0, startstop["stop"] - startstop["start"])
+            _widen(cell.ran, kwargs.get("startstops"))
             cell.finished = time.time()
         elif finish == "erred":
             del self.pending[key]
+            _widen(cell.ran, kwargs.get("startstops"))
             cell.erred += 1
             cell.group(name)[2] += 1
             cell.finished = time.time()
@@ -226,3 +233,16 @@ class CellLedger(SchedulerPlugin):
 
     def _cluster_memory(self) -> int:
         return sum(int(ws.memory.process) for ws in self.scheduler.workers.values()) if self.scheduler else 0
+
+
+def _widen(ran: list[float], startstops: Any) -> None:
+    """Widens ``ran`` ([] or [first start, last stop]) to cover a finished task's spans."""
+    for startstop in startstops or ():
+        try:
+            start, stop = float(startstop["start"]), float(startstop["stop"])
+        except (KeyError, TypeError, ValueError):
+            continue
+        if ran:
+            ran[0], ran[1] = min(ran[0], start), max(ran[1], stop)
+        else:
+            ran[:] = [start, stop]

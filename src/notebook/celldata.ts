@@ -34,6 +34,8 @@ export interface ICellReport {
   submitted: number;
   /** Seconds from then to the last task's end (or to now while it runs). */
   wall: number;
+  /** The first start and last stop of the cell's finished tasks (workers' clocks), if any. */
+  ran: [number, number] | null;
   seconds: Record<TimePart, number>;
   producedBytes: number;
   movedBytes: number;
@@ -97,6 +99,7 @@ export function readCellReport(value: unknown): ICellReport | null {
       .filter((group): group is ICellGroup => group !== null),
     submitted: number(report.submitted),
     wall: number(report.wall),
+    ran: readRan(report.ran),
     seconds: Object.fromEntries(
       TIME_PARTS.map(part => [part, number(seconds[part])])
     ) as Record<TimePart, number>,
@@ -256,6 +259,14 @@ function asObject(value: unknown): Record<string, unknown> | null {
 
 function text(value: unknown): string {
   return typeof value === 'string' ? value.slice(0, MAX_TEXT) : '';
+}
+
+function readRan(value: unknown): [number, number] | null {
+  if (!Array.isArray(value) || value.length !== 2) {
+    return null;
+  }
+  const [first, last] = value.map(number);
+  return first > 0 && first <= last ? [first, last] : null;
 }
 
 function count(value: unknown): number | null {

@@ -522,12 +522,18 @@ export class CellStrip extends Widget implements IRenderMime.IRenderer {
 
   private async _openTaskStream(): Promise<void> {
     const data = this._data!;
-    const start = data.report.submitted;
+    // The span the cell's tasks ran in holds all of them; the scheduler's times of the cell's
+    // submission and end may miss an edge task by the hop between scheduler and worker.
+    const submitted = data.report.submitted;
+    const [start, end] = data.report.ran ?? [
+      submitted,
+      submitted + Math.max(data.report.wall, 0.001)
+    ];
     await this._commands.execute(CommandIDs.openHistoryPane, {
       source: await this._source(),
       page: 'task-stream',
       start,
-      end: start + Math.max(data.report.wall, 0.001),
+      end,
       runName: this._trans.__('cell %1', data.label)
     });
   }
