@@ -71,6 +71,13 @@ def test_metrics_from_a_notebook_dock_and_update_live(browser: Browser, lab: Lab
             expect(group.locator(".jp-dashdock-Plot")).to_have_count(3)
             expect(group).to_contain_text("Custom")
 
+            # A metric added while the sidebar shows the source appears there, no reselection needed
+            # (the section asks again every 2 s while it is seen), and goes when removed.
+            late = dashdock.metric(client, "Late", lambda dask_scheduler: 7, every=0.5)
+            expect(plot_item(page, "Late")).to_be_visible(timeout=20_000)
+            assert late.remove()
+            expect(plot_item(page, "Late")).to_have_count(0, timeout=20_000)
+
             frame = _open(page, "answer")
             first = wait_until(lambda: _values(frame, "answer"))
             assert set(first) == {42.0}, first

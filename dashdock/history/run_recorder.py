@@ -159,6 +159,7 @@ class RunRecorder:
         self.scheduler_id: str | None = None  # identity's id: another one is another scheduler
         self.metric_cursor: dict[str, int] = {}  # custom metric -> the last sample read
         self.fine_metrics: dict[str, float] | None = None  # the totals recorded last
+        self.gpus: int | None = None  # workers reporting GPU metrics, as last emitted
 
     async def start(self) -> None:
         """Where the run begins in the task stream: the scheduler's whole buffer, less what an
@@ -314,6 +315,10 @@ class RunRecorder:
         self.workers = present
         if isinstance(workers, Mapping):
             self.alerts.workers(workers, now)
+            gpus = sum(1 for info in workers.values() if _reports_gpus(info))
+            if gpus != self.gpus:
+                self.gpus = gpus
+                self.emit({"event": "gpus", "run_id": self.run.id, "workers": gpus})
         if left:
             memory_restarts = await self.scheduler.events("worker-restart-memory")
             for worker in sorted(left)[: self.limits.max_departures_per_tick]:
@@ -339,3 +344,12 @@ class RunRecorder:
         changed = [row for row in rows if self.progress.get(row.group) != row.states]
         self.progress.update((row.group, row.states) for row in changed)
         return changed
+
+
+# Metrics a worker's heartbeat carries when NVML works there (distributed's system_monitor.py).
+_GPU_METRICS = ("gpu_utilization", "gpu-memory-total")
+
+
+def _reports_gpus(info: object) -> bool:
+    metrics = info.get("metrics") if isinstance(info, Mapping) else None
+    return isinstance(metrics, Mapping) and any(name in metrics for name in _GPU_METRICS)

@@ -321,6 +321,11 @@ class HistoryService:
                 if source is not None:
                     self._failing.discard(source)
                     self._problems.pop(source, None)
+            elif kind == "gpus":
+                workers = event.get("workers")
+                found = self._registry.find(source) if source is not None else None
+                if found is not None and isinstance(workers, int) and not isinstance(workers, bool):
+                    found.gpus = max(workers, 0)  # a visible change: the sidebar's listing sees it
             elif kind == "gap":
                 self._log.warning(
                     "dashdock: history of %s missed %s tasks (the scheduler's task stream overflowed)",

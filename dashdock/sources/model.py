@@ -29,7 +29,7 @@ class Health:
 
 
 _VISIBLE_FIELDS = frozenset(
-    {"name", "kind", "dashboard", "lost", "warning", "alerts", "credentials", "refused", "unrecorded"}
+    {"name", "kind", "dashboard", "lost", "warning", "alerts", "credentials", "refused", "unrecorded", "gpus"}
 )
 
 
@@ -54,6 +54,9 @@ class Source:
     unrecorded: str = ""
     # When it was last looked for (time.monotonic()); infinite once its info page answered.
     scheduler_checked: float = 0.0
+    # How many of its workers report GPU metrics, as the history's recorder last read them; None
+    # while not known (not recorded yet, or not a Dask scheduler).
+    gpus: int | None = None
     version: int = field(default=0, init=False, compare=False)  # of its last visible change (listing.py)
 
     def __post_init__(self) -> None:
@@ -97,6 +100,8 @@ class Source:
             )
             or self.unrecorded
             or None,
+            # Workers whose scheduler reports GPU metrics for them; null when not known.
+            "gpus": self.gpus,
         }
         if self.warning:
             described["warning"] = self.warning

@@ -40,6 +40,8 @@ export interface ISource {
   needsCredentials?: boolean;
   /** Why the history cannot record it (a Bokeh server, a TLS scheduler, a host not allowed). */
   unrecorded?: string | null;
+  /** How many of its workers report GPU metrics (Dask's NVML metrics); null while not known. */
+  gpus?: number | null;
 }
 
 /**

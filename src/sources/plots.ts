@@ -6,6 +6,7 @@
 import { TranslationBundle } from '@jupyterlab/translation';
 import { CommandRegistry } from '@lumino/commands';
 import { Message } from '@lumino/messaging';
+import { Poll } from '@lumino/polling';
 import { Widget } from '@lumino/widgets';
 
 import { KEY_PLOTS } from '../api/plots';
@@ -15,12 +16,16 @@ import { makeDockDraggable } from '../ui/dnd';
 import { element } from '../ui/dom';
 import { PlotTree } from './plottree';
 
+/** How often the plots of the selected source are asked for again while the section is seen:
+ * a notebook's new `dashdock.metric` shows up within this (Dask's own list never changes). */
+const REFRESH_INTERVAL = 2000;
+
 /**
  * The selected source's plots, with a filter, as a tree of folding groups (plottree.ts).
  *
  * #### Notes
- * The tree is built again only when the selection or the filter changes, never on the model's
- * health updates. Enter in the filter opens the first match; Down moves into the tree.
+ * The tree is built again only when the selection, the filter or the list changes, never on the
+ * model's health updates. Enter in the filter opens the first match; Down moves into the tree.
  */
 export class PlotsSection extends Widget {
   constructor(options: PlotsSection.IOptions) {
@@ -67,12 +72,19 @@ export class PlotsSection extends Widget {
     this.node.appendChild(this._tree.node);
     this._model.changed.connect(this._onModelChanged, this);
     this._onModelChanged();
+    this._refresh = new Poll({
+      factory: () => this._refreshPlots(),
+      frequency: { interval: REFRESH_INTERVAL, backoff: false },
+      standby: () => !this.isVisible || 'when-hidden',
+      name: 'dashdock:plots'
+    });
   }
 
   dispose(): void {
     if (this.isDisposed) {
       return;
     }
+    this._refresh.dispose();
     this._tree.dispose();
     this._model.changed.disconnect(this._onModelChanged, this);
     super.dispose();
@@ -156,6 +168,29 @@ export class PlotsSection extends Widget {
     const selected = this._model.selected;
     if (selected?.id !== this._plotsFor) {
       this._load(selected);
+    } else if (selected && (selected.gpus ?? null) !== this._gpus) {
+      this._render(); // the GPU group unfolds once the workers are known to have GPUs
+    }
+  }
+
+  /** Ask for the shown source's plots again; the tree changes only if the list did. */
+  private async _refreshPlots(): Promise<void> {
+    const source = this._model.selected;
+    if (!source || this._plotsFor !== source.id || !this._plots.length) {
+      return; // nothing shown yet, or an error the user retries
+    }
+    let plots: IPlot[];
+    try {
+      plots = await this._model.plots(source.id);
+    } catch {
+      return; // the health check says when a dashboard is down
+    }
+    if (
+      this._plotsFor === source.id &&
+      JSON.stringify(plots) !== JSON.stringify(this._plots)
+    ) {
+      this._plots = plots;
+      this._render();
     }
   }
 
@@ -215,7 +250,13 @@ export class PlotsSection extends Widget {
       return;
     }
     this._showMessage('');
-    this._tree.render(visible, trans.__('Plots of %1', source.name), !!query);
+    this._gpus = source.gpus ?? null;
+    this._tree.render(
+      visible,
+      trans.__('Plots of %1', source.name),
+      !!query,
+      this._gpus
+    );
   }
 
   private _plotItem(plot: IPlot): HTMLElement {
@@ -276,6 +317,8 @@ export class PlotsSection extends Widget {
   private _tree: PlotTree;
   private _plots: IPlot[] = [];
   private _plotsFor: string | null = null;
+  private _gpus: number | null = null;
+  private _refresh: Poll;
 }
 
 export namespace PlotsSection {

@@ -21,9 +21,10 @@ const PLOT_CLASS = 'jp-dashdock-Plot';
  *
  * #### Notes
  * Folding only shows or hides a group, so focus stays where it was. Which groups are folded is
- * remembered while Lab runs; the GPU group starts folded, since Dask lists its plots for clusters
- * without GPUs too and we cannot cheaply tell. While a filter is on, every group with a match
- * shows unfolded and a fold lasts until the next render.
+ * remembered while Lab runs. Dask lists its GPU plots for clusters without GPUs too: that group
+ * starts folded unless the source's workers are known to report GPUs (the history's recorder reads
+ * their metrics). While a filter is on, every group with a match shows unfolded and a fold lasts
+ * until the next render.
  */
 export class PlotTree {
   constructor(options: PlotTree.IOptions) {
@@ -42,13 +43,23 @@ export class PlotTree {
   readonly node: HTMLUListElement;
 
   /** Show `plots` (already filtered: `filtering` says whether a filter is on). */
-  render(plots: readonly IPlot[], label: string, filtering: boolean): void {
+  render(
+    plots: readonly IPlot[],
+    label: string,
+    filtering: boolean,
+    gpus: number | null = null
+  ): void {
     this._filtering = filtering;
     this.node.setAttribute('aria-label', label);
+    const folded = (group: string) =>
+      group === 'gpu' && !this._touched.has(group)
+        ? !gpus
+        : this._folded.has(group);
     this.node.replaceChildren(
       ...groupRows(
         plots,
-        group => filtering || !this._folded.has(group),
+        group => filtering || !folded(group),
+        gpus,
         this._options.plotRow,
         this._options.trans
       )
@@ -151,6 +162,7 @@ export class PlotTree {
     setExpanded(row, expanded);
     if (!this._filtering) {
       const group = row.dataset.group ?? '';
+      this._touched.add(group);
       if (expanded) {
         this._folded.delete(group);
       } else {
@@ -169,7 +181,8 @@ export class PlotTree {
 
   private _options: PlotTree.IOptions;
   private _roving: RovingFocus;
-  private _folded = new Set<string>(['gpu']);
+  private _folded = new Set<string>();
+  private _touched = new Set<string>(); // groups the user folded or unfolded
   private _filtering = false;
 }
 
@@ -190,6 +203,7 @@ export namespace PlotTree {
 function groupRows(
   plots: readonly IPlot[],
   expanded: (group: string) => boolean,
+  gpus: number | null,
   plotRow: (plot: IPlot) => HTMLElement,
   trans: TranslationBundle
 ): HTMLElement[] {
@@ -205,20 +219,20 @@ function groupRows(
       row.dataset.group = group;
       row.setAttribute('role', 'treeitem');
       const label = groupLabel(group, trans);
-      const note =
-        group === 'gpu' ? trans.__('needs NVIDIA GPUs on the workers') : '';
+      const note = group === 'gpu' ? gpuNote(gpus, trans) : '';
       const count = trans._n('%1 plot', '%1 plots', members.length);
       row.setAttribute(
         'aria-label',
         [label, count, note].filter(Boolean).join(', ')
       );
       const header = element('div', `${GROUP_CLASS}-header`, row);
-      header.title = note
-        ? trans.__(
-            '%1: Dask lists these plots for every cluster; they show data only when the workers have NVIDIA GPUs. Enter or click to fold.',
-            label
-          )
-        : trans.__('%1: Enter or click to fold or unfold', label);
+      header.title =
+        group === 'gpu' && !gpus
+          ? trans.__(
+              '%1: Dask lists these plots for every cluster; they show data only when the workers have NVIDIA GPUs. Enter or click to fold.',
+              label
+            )
+          : trans.__('%1: Enter or click to fold or unfold', label);
       caretDownIcon.element({
         container: element('span', `${GROUP_CLASS}-caret`, header),
         elementSize: 'small'
@@ -246,4 +260,16 @@ function setExpanded(row: HTMLElement, expanded: boolean): void {
 
 function isExpanded(row: HTMLElement): boolean {
   return row.getAttribute('aria-expanded') === 'true';
+}
+
+/** What the GPU group says of the workers: how many report GPUs, or that it needs some. */
+function gpuNote(gpus: number | null, trans: TranslationBundle): string {
+  return gpus
+    ? trans._n(
+        '%2 worker with a GPU',
+        '%2 workers with GPUs',
+        gpus,
+        gpus.toLocaleString()
+      )
+    : trans.__('needs NVIDIA GPUs on the workers');
 }
