@@ -93,6 +93,11 @@ async def test_each_cell_counts_its_own_tasks_and_a_cell_without_dask_work_shows
     assert shown[1]["text/plain"].startswith(f"Dask, cell {second_label}: 567 tasks in ")
     assert "Groups: inc 567/567" in shown[1]["text/plain"]
     assert second["seconds"]["compute"] > 0 and second["produced_bytes"] > 0
+    # Where the second cell's time went: its one group, on the two worker threads that ran it.
+    assert [row[0] for row in second["group_seconds"]] == ["inc"]
+    assert second["group_seconds"][0][1] == pytest.approx(second["seconds"]["compute"])
+    assert second["threads"] == 2
+    assert "Thread time, summed over 2 threads: compute " in shown[1]["text/plain"]
     # Each cell's task window holds exactly its own tasks, on the clock the task stream uses.
     for report, tasks in ((first, 1234), (second, 567)):
         low, high = report["ran"]

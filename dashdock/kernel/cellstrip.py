@@ -11,7 +11,13 @@ from typing import Any
 
 from .protocol import CELL_MIME_TYPE
 
-_SECONDS_ORDER = ("compute", "transfer", "disk", "spill")
+# Where a cell's time went, in order, as the summary names it (Dask's disk-read and disk-write).
+_SECONDS_NAMES = {
+    "compute": "compute",
+    "transfer": "transfer",
+    "disk": "read from disk",
+    "spill": "spilled to disk",
+}
 
 
 def bundle(meta: dict[str, Any], report: dict[str, Any]) -> dict[str, Any]:
@@ -46,10 +52,12 @@ def summary_lines(meta: dict[str, Any], report: dict[str, Any]) -> list[str]:
         lines.append(f"Groups: {groups}")
     seconds = report["seconds"]
     spent = [
-        f"{where} {_duration(seconds[where])}" for where in _SECONDS_ORDER if seconds.get(where, 0) >= 0.0005
+        f"{name} {_duration(seconds[where])}"
+        for where, name in _SECONDS_NAMES.items()
+        if seconds.get(where, 0) >= 0.0005
     ]
     if spent:
-        lines.append("Time: " + ", ".join(spent))
+        lines.append(f"{_thread_time(report.get('threads'))}: " + ", ".join(spent))
     lines.append(
         f"Bytes: {_bytes(report['produced_bytes'])} produced, {_bytes(report['moved_bytes'])} moved; "
         f"cluster memory peak {_bytes(report['memory_peak'])}"
@@ -82,3 +90,10 @@ def _bytes(count: int) -> str:
             return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
         value /= 1024
     return f"{value:.1f} GiB"
+
+
+def _thread_time(threads: Any) -> str:
+    """The label of the time sums: each is the threads' time added up, which can exceed the wall time."""
+    if isinstance(threads, int) and threads > 1:
+        return f"Thread time, summed over {threads:,} threads"
+    return "Thread time"

@@ -28,10 +28,11 @@ ANNOTATION = "dashdock_cell"
 # The answer comes back as an event on the client's stream; the broker never stores it.
 ASK_OP = "dashdock-cells-ask"
 ANSWER_TOPIC = "dashdock-cells-answer"
-PLUGIN_NAME = "dashdock-cell-ledger-1"  # the number changes when the report's shape does
+PLUGIN_NAME = "dashdock-cell-ledger-2"  # the number changes when the report's shape does
 MAX_CELLS = 1000  # cells remembered per scheduler; the oldest settled ones go first
 MAX_GROUPS = 12  # task groups listed per cell; the rest are summed as "other"
 MAX_ERROR_CHARS = 4000  # of an exception's text or traceback
+MAX_THREADS = 4096  # worker threads counted per cell (the count says how the time sums were spread)
 OTHER_GROUP = "other"
 
 # Dask's startstops actions -> where a cell's time went.
@@ -45,6 +46,7 @@ class _Cell:
         "erred",
         "error",
         "finished",
+        "group_seconds",
         "groups",
         "id",
         "memory_peak",
@@ -54,6 +56,7 @@ class _Cell:
         "seconds",
         "submitted",
         "tasks",
+        "threads",
     )
 
     def __init__(self, cell_id: str, now: float) -> None:
@@ -66,6 +69,9 @@ class _Cell:
         # stream records those times, so a window of exactly these holds every task of the cell.
         self.ran: list[float] = []
         self.seconds = {"compute": 0.0, "transfer": 0.0, "disk": 0.0, "spill": 0.0}
+        # Per group, the same four sums: where the cell's time went, group by group.
+        self.group_seconds: dict[str, dict[str, float]] = {}
+        self.threads: set[tuple[str, int]] = set()  # (worker, thread) that ran its tasks
         self.produced = self.moved = self.memory_peak = 0
         self.error: dict[str, str] | None = None
 
@@ -81,6 +87,22 @@ class _Cell:
             counts = self.groups.setdefault(name, [0, 0, 0])
         return counts
 
+    def spent(self, name: str, startstops: Any) -> None:
+        """Adds a finished task's spans to the cell's time, and to its group's."""
+        if name not in self.groups:
+            name = OTHER_GROUP  # group() put it there: MAX_GROUPS were listed before it
+        by_group = self.group_seconds.setdefault(name, dict.fromkeys(self.seconds, 0.0))
+        for startstop in startstops or ():
+            where = _ACTIONS.get(startstop.get("action"))
+            if where is not None:
+                seconds = max(0.0, startstop["stop"] - startstop["start"])
+                self.seconds[where] += seconds
+                by_group[where] += seconds
+
+    def ran_on(self, worker: Any, thread: Any) -> None:
+        if isinstance(worker, str) and isinstance(thread, int) and len(self.threads) < MAX_THREADS:
+            self.threads.add((worker, thread))
+
     def report(self) -> dict[str, Any]:
         end = self.finished if self.settled and self.finished else time.time()
         return {
@@ -95,6 +117,8 @@ class _Cell:
             "wall": max(0.0, end - self.submitted),
             "ran": list(self.ran),
             "seconds": dict(self.seconds),
+            "group_seconds": [[name, *spent.values()] for name, spent in self.group_seconds.items()],
+            "threads": len(self.threads),
             "produced_bytes": self.produced,
             "moved_bytes": self.moved,
             "memory_peak": self.memory_peak,
@@ -154,10 +178,8 @@ class CellLedger(SchedulerPlugin):
             nbytes = kwargs.get("nbytes")
             if isinstance(nbytes, int):
                 cell.produced += nbytes
-            for startstop in kwargs.get("startstops") or ():
-                where = _ACTIONS.get(startstop.get("action"))
-                if where is not None:
-                    cell.seconds[where] += max(0.0, startstop["stop"] - startstop["start"])
+            cell.spent(name, kwargs.get("startstops"))
+            cell.ran_on(kwargs.get("worker"), kwargs.get("thread"))
             _widen(cell.ran, kwargs.get("startstops"))
             cell.finished = time.time()
         elif finish == "erred":

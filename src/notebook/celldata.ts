@@ -16,6 +16,20 @@ const MAX_TEXT = 4000;
 export const TIME_PARTS = ['compute', 'transfer', 'disk', 'spill'] as const;
 export type TimePart = (typeof TIME_PARTS)[number];
 
+/** Dask's disk-read and disk-write, as people read them. */
+export const TIME_PART_NAMES: Record<TimePart, string> = {
+  compute: 'compute',
+  transfer: 'transfer',
+  disk: 'read from disk',
+  spill: 'spilled to disk'
+};
+
+/** Where one task group's time went (thread-seconds, as `seconds`). */
+export interface IGroupSeconds {
+  name: string;
+  seconds: Record<TimePart, number>;
+}
+
 export interface ICellGroup {
   name: string;
   tasks: number;
@@ -36,7 +50,12 @@ export interface ICellReport {
   wall: number;
   /** The first start and last stop of the cell's finished tasks (workers' clocks), if any. */
   ran: [number, number] | null;
+  /** Thread-seconds by part: each task's time added up, so it can exceed `wall`. */
   seconds: Record<TimePart, number>;
+  /** The same sums per task group. */
+  groupSeconds: IGroupSeconds[];
+  /** How many worker threads ran the cell's tasks. */
+  threads: number;
   producedBytes: number;
   movedBytes: number;
   memoryPeak: number;
@@ -103,6 +122,14 @@ export function readCellReport(value: unknown): ICellReport | null {
     seconds: Object.fromEntries(
       TIME_PARTS.map(part => [part, number(seconds[part])])
     ) as Record<TimePart, number>,
+    groupSeconds: (Array.isArray(report.group_seconds)
+      ? report.group_seconds
+      : []
+    )
+      .slice(0, MAX_GROUPS)
+      .map(readGroupSeconds)
+      .filter((group): group is IGroupSeconds => group !== null),
+    threads: count(report.threads) ?? 0,
     producedBytes: count(report.produced_bytes) ?? 0,
     movedBytes: count(report.moved_bytes) ?? 0,
     memoryPeak: count(report.memory_peak) ?? 0,
@@ -141,11 +168,15 @@ export function summaryLines(data: ICellData): string[] {
     );
     lines.push(`Groups: ${groups.join(', ')}`);
   }
-  const spent = TIME_PARTS.filter(part => report.seconds[part] > 0).map(
-    part => `${part} ${formatSeconds(report.seconds[part])}`
+  const spent = TIME_PARTS.filter(part => report.seconds[part] >= 0.0005).map(
+    part => `${TIME_PART_NAMES[part]} ${formatSeconds(report.seconds[part])}`
   );
   if (spent.length) {
-    lines.push(`Time: ${spent.join(', ')}`);
+    const label =
+      report.threads > 1
+        ? `Thread time, summed over ${report.threads.toLocaleString('en-US')} threads`
+        : 'Thread time';
+    lines.push(`${label}: ${spent.join(', ')}`);
   }
   lines.push(
     `Bytes: ${bytes(report.producedBytes)} produced, ${bytes(report.movedBytes)} moved; ` +
@@ -259,6 +290,22 @@ function asObject(value: unknown): Record<string, unknown> | null {
 
 function text(value: unknown): string {
   return typeof value === 'string' ? value.slice(0, MAX_TEXT) : '';
+}
+
+function readGroupSeconds(value: unknown): IGroupSeconds | null {
+  if (!Array.isArray(value) || value.length !== TIME_PARTS.length + 1) {
+    return null;
+  }
+  const [name, ...parts] = value;
+  if (typeof name !== 'string') {
+    return null;
+  }
+  return {
+    name: name.slice(0, 200),
+    seconds: Object.fromEntries(
+      TIME_PARTS.map((part, i) => [part, number(parts[i])])
+    ) as Record<TimePart, number>
+  };
 }
 
 function readRan(value: unknown): [number, number] | null {

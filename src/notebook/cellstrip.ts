@@ -2,6 +2,7 @@
  * The strip under a cell that computed with Dask (see data.ts for notebook/).
  */
 
+import { DOMUtils } from '@jupyterlab/apputils';
 import { IRenderMime } from '@jupyterlab/rendermime-interfaces';
 import { TranslationBundle } from '@jupyterlab/translation';
 import { CommandRegistry } from '@lumino/commands';
@@ -23,6 +24,7 @@ import {
   summaryLines,
   TIME_PARTS
 } from './celldata';
+import { threadTimeLabel, timePartNames, timeShare } from './timeshare';
 
 /** The kernel updates a running cell's output twice a second; the strip follows at that rate. */
 const FOLLOW_INTERVAL = 500;
@@ -46,6 +48,7 @@ export class CellStrip extends Widget implements IRenderMime.IRenderer {
   constructor(options: CellStrip.IOptions) {
     super();
     this.addClass('jp-dashdock-CellStrip');
+    this.id = DOMUtils.createDomID(); // names the time region the toggle controls
     this._commands = options.commands;
     this._panes = options.panes;
     this._trans = options.trans;
@@ -254,7 +257,22 @@ export class CellStrip extends Widget implements IRenderMime.IRenderer {
   private _render(): void {
     const data = this._data;
     const trans = this._trans;
+    // The body is rebuilt: an action that had the focus gets it back in the new body.
+    const focused =
+      document.activeElement instanceof HTMLElement &&
+      this._body.contains(document.activeElement)
+        ? document.activeElement.dataset.action
+        : undefined;
     this._body.replaceChildren();
+    this._renderBody(data, trans);
+    if (focused) {
+      this._body
+        .querySelector<HTMLElement>(`[data-action="${focused}"]`)
+        ?.focus();
+    }
+  }
+
+  private _renderBody(data: ICellData | null, trans: TranslationBundle): void {
     if (!data) {
       this._body.append(
         make('div', {
@@ -289,20 +307,30 @@ export class CellStrip extends Widget implements IRenderMime.IRenderer {
         textContent: this._status(data)
       }),
       this._button(
+        'task-stream',
         trans.__('Task stream'),
         trans.__("This cell's tasks on the recorded task stream"),
         () => this._openTaskStream()
       ),
-      this._button(
-        trans.__('Where time went'),
-        trans.__(
-          "Dask's Fine Performance Metrics; its span filter shows this cell as “%1”",
-          data.span
-        ),
-        () => this._openFineMetrics()
-      )
+      this._timeToggle()
     );
     this._body.append(head, this._groups(data));
+    if (this._showTime) {
+      const time = timeShare(report, trans);
+      time.id = `${this.id}-time`;
+      time.append(
+        this._button(
+          'fine-metrics',
+          trans.__('Cluster-wide: Fine Performance Metrics'),
+          trans.__(
+            "Dask's Fine Performance Metrics of the whole cluster; its span filter shows this cell as “%1”",
+            data.span
+          ),
+          () => this._openFineMetrics()
+        )
+      );
+      this._body.append(time);
+    }
     if (report.settled) {
       this._body.append(this._details(data));
     }
@@ -407,12 +435,7 @@ export class CellStrip extends Widget implements IRenderMime.IRenderer {
   private _details(data: ICellData): HTMLElement {
     const { report } = data;
     const trans = this._trans;
-    const names: Record<(typeof TIME_PARTS)[number], string> = {
-      compute: trans.__('compute'),
-      transfer: trans.__('transfer'),
-      disk: trans.__('disk'),
-      spill: trans.__('spill')
-    };
+    const names = timePartNames(trans);
     const spent = TIME_PARTS.filter(part => report.seconds[part] > 0).map(
       part => `${names[part]} ${formatSeconds(report.seconds[part])}`
     );
@@ -422,7 +445,11 @@ export class CellStrip extends Widget implements IRenderMime.IRenderer {
     if (spent.length) {
       details.append(
         make('span', {
-          textContent: trans.__('Time: %1', spent.join(' · '))
+          textContent: trans.__(
+            '%1: %2',
+            threadTimeLabel(report, trans),
+            spent.join(' · ')
+          )
         })
       );
     }
@@ -485,7 +512,24 @@ export class CellStrip extends Widget implements IRenderMime.IRenderer {
     return box;
   }
 
+  /** "Where time went": shows or hides the cell's own time, group by group. */
+  private _timeToggle(): HTMLButtonElement {
+    const toggle = this._button(
+      'time',
+      this._trans.__('Where time went'),
+      this._trans.__("This cell's thread time by task group"),
+      async () => {
+        this._showTime = !this._showTime;
+        this._render();
+      }
+    );
+    toggle.setAttribute('aria-expanded', String(this._showTime));
+    toggle.setAttribute('aria-controls', `${this.id}-time`);
+    return toggle;
+  }
+
   private _button(
+    name: string,
     label: string,
     title: string,
     action: () => Promise<unknown>
@@ -496,6 +540,7 @@ export class CellStrip extends Widget implements IRenderMime.IRenderer {
       title,
       type: 'button'
     });
+    button.dataset.action = name;
     button.addEventListener('click', () => {
       action().catch(error => {
         this._note = String(error instanceof Error ? error.message : error);
@@ -558,6 +603,7 @@ export class CellStrip extends Widget implements IRenderMime.IRenderer {
   private _data: ICellData | null = null;
   private _poll: Poll | null = null;
   private _note = '';
+  private _showTime = false;
   private _missing = 0;
 }
 
