@@ -258,14 +258,31 @@ export class ClustersSection extends Widget {
     this._error.textContent = this._model.error;
     this._error.hidden = !this._model.error;
     const clusters = this._model.clusters;
+    const known = new Set(
+      clusters.filter(c => this._cards.get(c.id)).map(c => c.id)
+    );
     this._cards.render(
       this._cardList,
       clusters,
       clusters.length || starting ? [] : [this._empty]
     );
+    // A cluster that appeared while the section is seen (New cluster, or a notebook's) is
+    // brought into sight with its controls (at the card's end, when the card is taller than the
+    // section); the clusters listed on load stay where they are.
+    const added = clusters.find(c => !known.has(c.id));
+    if (added && this._rendered && this.isVisible) {
+      const card = this._cards.get(added.id)!.node;
+      requestAnimationFrame(() =>
+        card.scrollIntoView({
+          block: card.offsetHeight > this.node.clientHeight ? 'end' : 'nearest'
+        })
+      );
+    }
+    this._rendered = true;
   }
 
   private _model: IClustersModel;
+  private _rendered = false;
   private _commands: CommandRegistry;
   private _trans: TranslationBundle;
   private _create: HTMLButtonElement;

@@ -54,8 +54,8 @@ export const sidebarPlugin: JupyterFrontEndPlugin<void> = {
     heading.node.textContent = trans.__('Dask dashboards');
     sidebar.header.addWidget(heading);
 
-    // Plots get the most room; workers start closed, so no scheduler is asked for workers
-    // nobody looks at.
+    // Plots get the most room, then a cluster's card with its controls; workers start closed,
+    // so no scheduler is asked for workers nobody looks at.
     const options = { model, panes, commands: app.commands, trans };
     const shares = new Map<Widget, number>([
       [new SourcesSection(options), 1],
@@ -65,7 +65,7 @@ export const sidebarPlugin: JupyterFrontEndPlugin<void> = {
     if (clusters) {
       shares.set(
         new ClustersSection({ model: clusters, commands: app.commands, trans }),
-        1
+        1.6
       );
     }
     shares.set(new HistorySection(options), 0);
