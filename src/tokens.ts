@@ -150,6 +150,11 @@ export interface IPlotPanes {
    * others are opened (as a grid when none was open). Resolves to the layout's panes.
    */
   openLayout(source: string): Promise<Widget[]>;
+  /**
+   * Where a widget docks beside `ref` (in the main area): the split `mode` when both halves keep
+   * the minimum pane size, else the other split when that one does, else as a tab after `ref`.
+   */
+  beside(ref: Widget, mode: 'split-right' | 'split-bottom'): IPanePlacement;
 }
 
 export namespace IPlotPanes {

@@ -8,9 +8,11 @@ import { IThemeManager, WidgetTracker } from '@jupyterlab/apputils';
 import { TranslationBundle } from '@jupyterlab/translation';
 import { UUID } from '@lumino/coreutils';
 import { IDisposable } from '@lumino/disposable';
+import type { Widget } from '@lumino/widgets';
 
 import { historyURL, listRuns } from '../api/client';
 import { IHistoryRun, IHistoryWindow } from '../api/types';
+import { IPlotPanes } from '../tokens';
 import { isDarkTheme } from '../ui/theme';
 import { HistoryPane, WINDOW_PAGES, WindowPage } from './pane';
 import { download, HistoryView } from './view';
@@ -41,6 +43,7 @@ export class HistoryManager implements IDisposable {
     this._shell = options.shell;
     this._trans = options.trans;
     this._themeManager = options.themeManager;
+    this._panes = options.panes ?? null;
     this._themeManager?.themeChanged.connect(this._applyTheme, this);
   }
 
@@ -125,13 +128,23 @@ export class HistoryManager implements IDisposable {
         window
       });
       const { mode, ref } = PLACEMENT[page];
-      this._shell.add(pane, 'main', {
-        mode,
-        ref: docked.get(ref) ?? view.id
-      });
+      const beside = this._widgetOf(docked.get(ref) ?? view.id) ?? view;
+      // Never below the minimum pane size: a split that would be goes the other way or as a tab.
+      this._shell.add(
+        pane,
+        'main',
+        this._panes?.beside(beside, mode) ?? { mode, ref: beside.id }
+      );
       docked.set(page, pane.id);
       return pane;
     });
+  }
+
+  private _widgetOf(id: string): Widget | undefined {
+    return (
+      this.panes.find(pane => pane.id === id) ??
+      this.views.find(view => view.id === id)
+    );
   }
 
   /** A window pane, tracked and themed, not placed (the restorer and `openWindow` place it). */
@@ -200,6 +213,7 @@ export class HistoryManager implements IDisposable {
   private _shell: JupyterFrontEnd.IShell;
   private _trans: TranslationBundle;
   private _themeManager: IThemeManager | null;
+  private _panes: IPlotPanes | null;
 }
 
 export namespace HistoryManager {
@@ -207,6 +221,8 @@ export namespace HistoryManager {
     shell: JupyterFrontEnd.IShell;
     trans: TranslationBundle;
     themeManager: IThemeManager | null;
+    /** Places window panes by the plot panes' minimum size (without it they split as laid out). */
+    panes?: IPlotPanes | null;
   }
 
   /** What `dashdock:open-history` takes. */

@@ -233,6 +233,7 @@ export class HistoryView extends MainAreaWidget<DashboardFrame> {
     this._label.node.textContent = this._window
       ? windowLabel(this._window, trans)
       : trans.__('Whole run: brush the overview to choose a window');
+    this._label.node.title = this._label.node.textContent; // when it is cut short
     this._openButton.disabled = !this._window;
   }
 

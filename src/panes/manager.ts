@@ -13,7 +13,14 @@ import type { DockPanel, Widget } from '@lumino/widgets';
 import { KEY_PLOTS, nameFromPath } from '../api/plots';
 import { IPanePlacement, IPlotPanes, ISourcesModel } from '../tokens';
 import { isDarkTheme } from '../ui/theme';
-import { canHalve, gridSteps, IPaneBox, ISizeRule, placePlot } from './layout';
+import {
+  canHalve,
+  gridSteps,
+  halving,
+  IPaneBox,
+  ISizeRule,
+  placePlot
+} from './layout';
 import { PlotPane } from './pane';
 
 /** How many plots the default layout places as a grid (`gridSteps`). */
@@ -143,6 +150,15 @@ export class PaneManager implements IPlotPanes, IDisposable {
     );
   }
 
+  beside(ref: Widget, mode: 'split-right' | 'split-bottom'): IPanePlacement {
+    MessageLoop.flush(); // see _box
+    const { width, height } = ref.node.getBoundingClientRect();
+    const box = { id: ref.id, width, height };
+    const rule = this._sizeRule(ref);
+    const split = canHalve(box, mode, rule) ? mode : halving(box, rule);
+    return { mode: split ?? 'tab-after', ref: ref.id };
+  }
+
   /** The main area's widgets when every one is a Launcher, else none. */
   private _loneLaunchers(): Widget[] {
     const main = Array.from(this._shell.widgets('main'));
@@ -172,7 +188,7 @@ export class PaneManager implements IPlotPanes, IDisposable {
   }
 
   /** The minimum size, and what a split costs in the dock the panes are in. */
-  private _sizeRule(pane: PlotPane | undefined): ISizeRule {
+  private _sizeRule(pane: Widget | undefined): ISizeRule {
     const dock = pane?.parent as Partial<DockPanel> | null | undefined;
     const spacing = dock?.spacing ?? 4;
     const tabBar = pane?.node.parentElement?.querySelector(

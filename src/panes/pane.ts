@@ -375,7 +375,13 @@ export class PlotPane extends MainAreaWidget<DashboardFrame> {
     this._status.node.textContent = this._note
       ? trans.__('%1 · %2 · %3', this.sourceName, labels[status], this._note)
       : trans.__('%1 · %2', this.sourceName, labels[status]);
-    this._status.node.title = source?.health.message ?? '';
+    // In full when the toolbar cuts it short, with what the last health check said.
+    this._status.node.title = [
+      this._status.node.textContent,
+      source?.health.message
+    ]
+      .filter(Boolean)
+      .join('\n');
     this.node.dataset.status = status;
     for (const name of STATUSES) {
       this._status.toggleClass(`jp-mod-${name}`, name === status);

@@ -12,7 +12,7 @@ import { ITranslator, nullTranslator } from '@jupyterlab/translation';
 
 import { addHistoryCommands, OPEN_HISTORY_PANE } from '../history/commands';
 import { HistoryManager } from '../history/manager';
-import { CommandIDs, TRANSLATION_DOMAIN } from '../tokens';
+import { CommandIDs, IPlotPanes, TRANSLATION_DOMAIN } from '../tokens';
 
 /**
  * The History view of a run, its window panes, their restoring, and the export command.
@@ -22,19 +22,27 @@ export const historyPlugin: JupyterFrontEndPlugin<void> = {
   description:
     'Shows recorded Dask runs: an overview, the panes of a chosen window, and exports.',
   autoStart: true,
-  optional: [ILayoutRestorer, ICommandPalette, IThemeManager, ITranslator],
+  optional: [
+    ILayoutRestorer,
+    ICommandPalette,
+    IThemeManager,
+    ITranslator,
+    IPlotPanes
+  ],
   activate: (
     app: JupyterFrontEnd,
     restorer: ILayoutRestorer | null,
     palette: ICommandPalette | null,
     themeManager: IThemeManager | null,
-    translator: ITranslator | null
+    translator: ITranslator | null,
+    panes: IPlotPanes | null
   ): void => {
     const trans = (translator ?? nullTranslator).load(TRANSLATION_DOMAIN);
     const manager = new HistoryManager({
       shell: app.shell,
       trans,
-      themeManager
+      themeManager,
+      panes
     });
     addHistoryCommands(app.commands, manager, trans);
     palette?.addItem({
