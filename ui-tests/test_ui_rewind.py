@@ -132,6 +132,9 @@ def test_an_unrecorded_source_stays_live(browser: Browser, lab: Lab, dask_cluste
     page.keyboard.press("ArrowDown")
     status = stream.locator(".jp-dashdock-PaneStatus")
     expect(status).to_contain_text("no recording for this source")
+    # Said where it cannot be missed too: the status may be cut short in a narrow pane.
+    toast = page.locator(".Toastify__toast", has_text="has no recording to rewind to")
+    expect(toast).to_contain_text("Turn it on in the History section")
     expect(stream).to_have_attribute("data-status", "live")
     expect(rewind).to_have_value("0")
     assert frame.get_attribute("src") == live_src

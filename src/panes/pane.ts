@@ -4,7 +4,7 @@
  * rates.ts). May import api/, ui/ and tokens.ts; not the other feature directories.
  */
 
-import { MainAreaWidget } from '@jupyterlab/apputils';
+import { MainAreaWidget, Notification } from '@jupyterlab/apputils';
 import { TranslationBundle } from '@jupyterlab/translation';
 import { launchIcon, refreshIcon } from '@jupyterlab/ui-components';
 import { Message } from '@lumino/messaging';
@@ -106,6 +106,7 @@ export class PlotPane extends MainAreaWidget<DashboardFrame> {
     if (page && !options.source.includes(':')) {
       const rewind = rewindControl(trans, seconds => void this.rewind(seconds));
       this._rewindSelect = rewind.node.querySelector('select');
+      this._rewindControl = rewind;
       this._recordedPage = page;
       this.toolbar.addItem('rewind', rewind);
     }
@@ -260,7 +261,17 @@ export class PlotPane extends MainAreaWidget<DashboardFrame> {
       return; // another choice came after this one
     }
     if (url === null) {
-      this._note ||= this._trans.__('no recording for this source');
+      if (!this._note) {
+        this._note = this._trans.__('no recording for this source');
+        // The status may be cut short in a narrow pane: the reason also comes as a notification.
+        Notification.warning(
+          this._trans.__(
+            '%1 has no recording to rewind to: its recording is off or has not begun. Turn it on in the History section of the Dask sidebar.',
+            this.sourceName
+          ),
+          { autoClose: 8000 }
+        );
+      }
       if (this._rewound) {
         this._rewound = null;
         this.content.reload();
@@ -400,6 +411,8 @@ export class PlotPane extends MainAreaWidget<DashboardFrame> {
     if (this._rewindSelect) {
       this._rewindSelect.value = String(this.rewound);
     }
+    // A source that can never be recorded (no scheduler the history can reach) offers no Rewind.
+    this._rewindControl?.setHidden(!!source?.unrecorded);
     // The plot on screen is the last one drawn before the scheduler went away: say so over it.
     const stale = status === 'reconnecting' || status === 'gone';
     this.toggleClass('jp-mod-stale', stale);
@@ -426,6 +439,7 @@ export class PlotPane extends MainAreaWidget<DashboardFrame> {
   private _pauseButton: HTMLButtonElement;
   private _rateSelect: HTMLSelectElement;
   private _rewindSelect: HTMLSelectElement | null = null;
+  private _rewindControl: Widget | null = null;
   private _recordedPage: string | null = null;
   private _rewound: { seconds: number; url: string } | null = null;
   private _rewindChoice = 0;

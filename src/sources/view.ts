@@ -131,12 +131,16 @@ export class SourcesSection extends Widget {
     );
     add.type = 'submit';
     add.textContent = trans.__('Add');
+    this._addButton = add;
     this._error = element('div', 'jp-dashdock-AddSource-error', this.node);
     this._error.setAttribute('role', 'alert');
   }
 
   private _evtSubmit(event: Event): void {
     event.preventDefault();
+    if (this._adding) {
+      return; // one check at a time: the button says it is busy
+    }
     const url = this._url.value.trim();
     this._error.textContent = '';
     if (!url) {
@@ -145,7 +149,7 @@ export class SourcesSection extends Widget {
       );
       return;
     }
-    this.addClass(BUSY_CLASS);
+    this._setAdding(true);
     this._model
       .add(url)
       .catch(error =>
@@ -159,7 +163,22 @@ export class SourcesSection extends Widget {
       })
       // Keep what was typed so the user can correct it.
       .catch(error => this._showError(error))
-      .finally(() => this.removeClass(BUSY_CLASS));
+      .finally(() => this._setAdding(false));
+  }
+
+  /** While a dashboard is checked (a host that never answers takes the server's whole timeout),
+   * Add says so and takes no second click; the field stays editable. */
+  private _setAdding(adding: boolean): void {
+    this._adding = adding;
+    this.toggleClass(BUSY_CLASS, adding);
+    this._addButton.setAttribute('aria-disabled', String(adding));
+    this._addButton.textContent = adding
+      ? this._trans.__('Checking…')
+      : this._trans.__('Add');
+    this._addButton.title = adding
+      ? this._trans.__('Waiting for the dashboard to answer')
+      : '';
+    this._url.setAttribute('aria-busy', String(adding));
   }
 
   /** The dashboard asks for credentials: ask the user, then add it with them. */
@@ -441,6 +460,8 @@ export class SourcesSection extends Widget {
   private _model: ISourcesModel;
   private _trans: TranslationBundle;
   private _url!: HTMLInputElement;
+  private _addButton!: HTMLButtonElement;
+  private _adding = false;
   private _error!: HTMLElement;
   private _warnings: HTMLElement;
   private _list: HTMLUListElement;
