@@ -11,12 +11,14 @@ import { ITranslator, nullTranslator } from '@jupyterlab/translation';
 import { SidePanel } from '@jupyterlab/ui-components';
 import { Widget } from '@lumino/widgets';
 
+import { AlertsEntry } from '../alerts/entry';
 import { ClustersSection } from '../clusters/view';
 import { HistorySection } from '../history/section';
 import { PlotsSection } from '../sources/plots';
 import { SourcesSection } from '../sources/view';
 import { WorkersSection } from '../sources/workers';
 import {
+  IAlertsModel,
   IClustersModel,
   IPlotPanes,
   ISourcesModel,
@@ -34,14 +36,15 @@ export const sidebarPlugin: JupyterFrontEndPlugin<void> = {
     'Lists Dask dashboard sources and their plots in the left sidebar.',
   autoStart: true,
   requires: [ISourcesModel, IPlotPanes],
-  optional: [IClustersModel, ILayoutRestorer, ITranslator],
+  optional: [IClustersModel, ILayoutRestorer, ITranslator, IAlertsModel],
   activate: (
     app: JupyterFrontEnd,
     model: ISourcesModel,
     panes: IPlotPanes,
     clusters: IClustersModel | null,
     restorer: ILayoutRestorer | null,
-    translator: ITranslator | null
+    translator: ITranslator | null,
+    alerts: IAlertsModel | null
   ): void => {
     const trans = (translator ?? nullTranslator).load(TRANSLATION_DOMAIN);
     const sidebar = new SidePanel({ translator: translator ?? nullTranslator });
@@ -53,6 +56,11 @@ export const sidebarPlugin: JupyterFrontEndPlugin<void> = {
     heading.addClass('jp-dashdock-Sidebar-header');
     heading.node.textContent = trans.__('Dask dashboards');
     sidebar.header.addWidget(heading);
+    if (alerts) {
+      sidebar.header.addWidget(
+        new AlertsEntry({ model: alerts, commands: app.commands, trans })
+      );
+    }
 
     // Plots get the most room, then a cluster's card with its controls; workers start closed,
     // so no scheduler is asked for workers nobody looks at.
