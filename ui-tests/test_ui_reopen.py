@@ -1,4 +1,5 @@
-"""What a user closes opens again: the Layout's panes and a run's History view, also after a reload.
+"""What a user closes opens again: Layout's panes, a History view, its window panes and the alerts
+panel, also after a reload.
 
 Lab's widget tracker forgets a widget when it emits ``disposed``; a pane that cleared its signals
 before disposing never did, so Layout (and a History view) "brought forward" a closed widget and
@@ -14,12 +15,14 @@ from helpers import PANE, open_sidebar, wait_until
 from playwright.sync_api import Browser, Page, expect
 
 VIEW = ".jp-dashdock-HistoryView"
+WINDOW_PANE = ".jp-dashdock-HistoryPane"
+ALERTS = ".jp-dashdock-Alerts"
 
 
 def _close_all(page: Page) -> None:
     page.evaluate("() => window.jupyterapp.commands.execute('application:close-all')")
-    expect(page.locator(PANE)).to_have_count(0)
-    expect(page.locator(VIEW)).to_have_count(0)
+    for selector in (PANE, VIEW, WINDOW_PANE, ALERTS):
+        expect(page.locator(selector)).to_have_count(0)
 
 
 def _layout_and_history(page: Page, source: str) -> None:
@@ -29,6 +32,14 @@ def _layout_and_history(page: Page, source: str) -> None:
     expect(page.locator(PANE).first).to_be_visible(timeout=30_000)
     page.evaluate("source => window.jupyterapp.commands.execute('dashdock:open-history', {source})", source)
     expect(page.locator(VIEW)).to_have_count(1, timeout=30_000)  # a tab (Layout's panes may cover it)
+    # The view's page posts the whole run as its window once drawn: Open window docks its panes.
+    page.locator(".lm-DockPanel-tabBar .lm-TabBar-tab", has_text="History ·").click()
+    open_window = page.locator(f'{VIEW} button[data-action="open-window"]')
+    expect(open_window).to_be_enabled(timeout=60_000)
+    open_window.click()
+    expect(page.locator(WINDOW_PANE)).to_have_count(3)
+    page.locator(".jp-dashdock-AlertsEntry").click()
+    expect(page.locator(ALERTS)).to_have_count(1)
 
 
 def test_layout_and_history_open_again_after_they_were_closed_and_after_a_reload(
@@ -51,7 +62,8 @@ def test_layout_and_history_open_again_after_they_were_closed_and_after_a_reload
     # Closed one by one with their tabs' x, then the workspace reloaded: still opens.
     for _ in range(page.locator(".lm-DockPanel-tabBar .lm-TabBar-tabCloseIcon").count()):
         page.locator(".lm-DockPanel-tabBar .lm-TabBar-tabCloseIcon").first.click()
-    expect(page.locator(PANE)).to_have_count(0)
+    for selector in (PANE, VIEW, WINDOW_PANE, ALERTS):
+        expect(page.locator(selector)).to_have_count(0)
     page.reload()
     wait_for_lab(page)
     _layout_and_history(page, source["id"])
