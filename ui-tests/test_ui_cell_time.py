@@ -67,7 +67,7 @@ def test_where_time_went_shows_the_cells_own_time_and_labels_its_sums(browser: B
     # The sums say what they are: thread time over four threads (87 s beside a 42 s cell).
     details = strip.locator(".jp-dashdock-CellStrip-details")
     expect(details).to_contain_text("Thread time, summed over 4 threads: compute 60.0 s · transfer 87.0 s")
-    expect(details).to_contain_text("spilled to disk 67 ms")
+    expect(details).to_contain_text("storing results 67 ms")
     expect(strip.locator(".jp-dashdock-CellStrip-error")).to_contain_text("1,000 tasks erred")
 
     # "Where time went", from the keyboard: the cell's own time by group, each group's share.

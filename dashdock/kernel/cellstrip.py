@@ -11,12 +11,13 @@ from typing import Any
 
 from .protocol import CELL_MIME_TYPE
 
-# Where a cell's time went, in order, as the summary names it (Dask's disk-read and disk-write).
+# Where a cell's time went, in order, as the summary names it. Dask's "disk-write" is any store
+# of a result that took over 5 ms (a spill, or a worker busy elsewhere): not called spilling.
 _SECONDS_NAMES = {
     "compute": "compute",
     "transfer": "transfer",
     "disk": "read from disk",
-    "spill": "spilled to disk",
+    "spill": "storing results",
 }
 
 

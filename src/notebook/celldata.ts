@@ -16,12 +16,13 @@ const MAX_TEXT = 4000;
 export const TIME_PARTS = ['compute', 'transfer', 'disk', 'spill'] as const;
 export type TimePart = (typeof TIME_PARTS)[number];
 
-/** Dask's disk-read and disk-write, as people read them. */
+/** Dask's actions as people read them: its "disk-write" is any slow store of a result (a
+ * spill to disk, or a worker busy elsewhere), so it is not called spilling. */
 export const TIME_PART_NAMES: Record<TimePart, string> = {
   compute: 'compute',
   transfer: 'transfer',
   disk: 'read from disk',
-  spill: 'spilled to disk'
+  spill: 'storing results'
 };
 
 /** Where one task group's time went (thread-seconds, as `seconds`). */

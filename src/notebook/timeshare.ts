@@ -9,7 +9,7 @@ import { formatSeconds, ICellReport, TIME_PARTS, TimePart } from './celldata';
 /** Pixels of a share bar for the whole cell's time. */
 const SHARE_BAR_WIDTH = 80;
 
-/** The parts of a cell's time as the strip names them (Dask's disk-read and disk-write). */
+/** The parts of a cell's time as the strip names them (see TIME_PART_NAMES). */
 export function timePartNames(
   trans: TranslationBundle
 ): Record<TimePart, string> {
@@ -17,7 +17,7 @@ export function timePartNames(
     compute: trans.__('compute'),
     transfer: trans.__('transfer'),
     disk: trans.__('read from disk'),
-    spill: trans.__('spilled to disk')
+    spill: trans.__('storing results')
   };
 }
 
