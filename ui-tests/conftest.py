@@ -160,6 +160,11 @@ def start_lab(tmp: Path, base_url: str = "/") -> Lab:
     notification = settings / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings"
     notification.parent.mkdir(parents=True)
     notification.write_text(json.dumps({"fetchNews": "false", "checkForUpdates": False}))
+    # Tests save with Ctrl+S. Lab's autosave (every 2 minutes) could run at the same moment, and
+    # two saves of one file at once can fail in jupyter_server's atomic write ("No such file").
+    docmanager = settings / "@jupyterlab" / "docmanager-extension" / "plugin.jupyterlab-settings"
+    docmanager.parent.mkdir(parents=True)
+    docmanager.write_text(json.dumps({"autosave": False}))
     (tmp / "root").mkdir()
     without_panel(tmp / "config")
     log = tmp / "lab.log"
