@@ -70,6 +70,7 @@ chromium:
 lint: build test-deps
 	$(BIN)/ruff check dashdock tests ui-tests bench demo
 	$(BIN)/ruff format --check dashdock tests ui-tests bench demo
+	$(BIN)/mypy
 	node_modules/.bin/tsc --noEmit -p .
 	node_modules/.bin/tsc --noEmit -p tsconfig.test.json
 	jlpm run lint:check

@@ -1,4 +1,5 @@
 """The jupyter-server extension: its configuration traits, and the wiring of the parts they configure.
+One unit: every configuration trait is declared here, on the class whose name configures it.
 
 Each concern lives in its own subpackage (sources, panes, clusters, notebook, proxy; see
 docs/architecture.md); this module only builds them from the traits, registers their handlers,
@@ -9,8 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import tempfile
-import time
 from pathlib import Path
 
 from jupyter_core.paths import jupyter_data_dir
@@ -23,7 +22,6 @@ from dashdock.clusters.config import configured_factory, configured_initial_clus
 from dashdock.clusters.gateway import GatewayClusters, GatewaySettings
 from dashdock.clusters.limits import ClusterLimits, usable_cores
 from dashdock.clusters.manager import ClusterManager
-from dashdock.errors import DashdockError, NeedsCredentials, NotADashboard, TimedOut, Unavailable
 from dashdock.history import handlers as history_api
 from dashdock.history import views as history_views
 from dashdock.history.service import DEFAULT_RECORDER_MAX_MEMORY, HistoryService, HistorySettings
@@ -35,26 +33,21 @@ from dashdock.notebook.environment import (
     offer_gateway_settings,
     offer_history_file,
     offer_proxied_dashboard_link,
-    private_runtime_dir,
 )
+from dashdock.notebook.summary import ClusterSummaries
 from dashdock.panes import handlers as pane_api
 from dashdock.panes.state import PaneRegistry
 from dashdock.proxy.bokehjs.serve import LocalBokehJS
 from dashdock.proxy.capabilities import Capabilities
-from dashdock.proxy.link_handler import ProxyHandler
 from dashdock.proxy.page.script import page_script
-from dashdock.proxy.relay_handler import ProxySettings
+from dashdock.proxy.routes import routes as proxy_routes
+from dashdock.proxy.services import ProxyServices, ProxySettings
 from dashdock.proxy.session_tokens import SessionTokens
-from dashdock.proxy.view_handler import ViewHandler
 from dashdock.proxy.websocket.relay import WebSocketRelay
 from dashdock.sources import handlers as source_api
 from dashdock.sources.registry import SourceRegistry
 from dashdock.targets import DEFAULT_ALLOWED_TARGETS, Allowlist
 from dashdock.upstream import Timeouts, UpstreamClient
-
-# A dashboard given in initial_sources that is not up yet is asked again this often, this long.
-INITIAL_SOURCE_RETRY = 2.0
-INITIAL_SOURCE_WAIT = 120.0
 
 
 class DashdockApp(ExtensionApp):
@@ -184,7 +177,7 @@ class DashdockApp(ExtensionApp):
             "Default: labextension.factory from Dask's config if set, else 'distributed.LocalCluster'."
         ),
     )
-    cluster_args = List(
+    cluster_args: List[object] = List(
         default_value=None, allow_none=True, config=True, help="Positional arguments of the cluster class."
     )
     cluster_kwargs = Dict(
@@ -347,16 +340,24 @@ class DashdockApp(ExtensionApp):
             max_probes=self.max_concurrent_probes,
         )
         self.allowlist = Allowlist(self.allowed_targets)
-        store = Path(self.sources_file) if self.sources_file else None
         self.registry = SourceRegistry(
             self.client,
             self.allowlist,
-            store,
+            Path(self.sources_file) if self.sources_file else None,
             self.log,
             checks_per_poll=self.health_checks_per_poll,
             credentials_file=Path(self.credentials_file) if self.credentials_file else None,
         )
         self.panes = PaneRegistry()
+        self.clusters, self.gateway = self._cluster_providers()
+        self.kernel_clients = KernelClients.of_server(self.serverapp, self.registry, self.allowlist, self.log)
+        self._offer_to_kernels()
+        self.history_service = HistoryService(
+            self._history_settings(), self.registry, self._recordable_schedulers, self.log
+        )
+
+    def _cluster_providers(self) -> tuple[ClusterManager, GatewayClusters | None]:
+        """Managed LocalClusters (or the configured class), and Dask Gateway's when configured."""
         factory = configured_factory(
             self.cluster_class,
             self.cluster_args,
@@ -364,82 +365,50 @@ class DashdockApp(ExtensionApp):
             self.default_workers,
             self.default_adapt,
         )
-        self.clusters = ClusterManager(
-            factory,
-            ClusterLimits(max_workers=self.max_workers, max_clusters=self.max_clusters),
-            self.registry,
-            self.cluster_start_timeout,
-            self.log,
-        )
-        gateway_settings = GatewaySettings(
+        limits = ClusterLimits(max_workers=self.max_workers, max_clusters=self.max_clusters)
+        local = ClusterManager(factory, limits, self.registry, self.cluster_start_timeout, self.log)
+        gateway = GatewaySettings(
             self.gateway_address,
             self.gateway_proxy_address,
             self.gateway_public_address,
             self.gateway_auth,
             self.gateway_timeout,
         )
-        self.gateway = (
-            GatewayClusters(gateway_settings, self.registry, self.clusters.limits, self.log)
-            if gateway_settings.configured
-            else None
+        return local, GatewayClusters(
+            gateway, self.registry, limits, self.log
+        ) if gateway.configured else None
+
+    def _history_settings(self) -> HistorySettings:
+        return HistorySettings(
+            enabled=self.history,
+            store=Path(self.history_file),
+            max_bytes=self.history_max_bytes,
+            max_age=self.history_max_age,
+            max_runs=self.history_max_recorded,
+            max_alerts=self.alerts_max_per_run,
+            recorder_max_memory=self.history_recorder_max_memory,
         )
+
+    def _recordable_schedulers(self) -> dict[str, str]:
+        """Source id -> scheduler address of every source the history may record."""
+        return {
+            **self.registry.schedulers(),
+            **self.kernel_clients.schedulers(),
+            **self.clusters.schedulers(),
+        }
+
+    def _offer_to_kernels(self) -> None:
+        """What kernels started by this server find in their environment (notebook/environment.py)."""
         if self.kernel_dashboard_link:
+            assert self.serverapp is not None  # linked before initialize_settings, which calls this
             offer_proxied_dashboard_link(self.serverapp.base_url, self.log)
         if self.gateway is not None:
-            offer_gateway_settings(
-                {
-                    "address": self.gateway_address,
-                    "proxy-address": self.gateway_proxy_address,
-                    "public-address": self.gateway_public_address,
-                    "auth.type": self.gateway_auth,
-                }
-            )
-        self.kernel_clients = KernelClients(
-            Path(tempfile.mkdtemp(prefix="dashdock-clients-", dir=private_runtime_dir())),
-            self.registry,
-            self.allowlist,
-            lambda: self.serverapp.kernel_manager.list_kernel_ids(),
-            self._notebook_names,
-            self.log,
-        )
+            offer_gateway_settings(self.gateway.settings.dask_config())
         if self.kernel_integration:
             offer_client_preload(self.kernel_clients.directory)
             offer_cell_strips(self.cell_strips)
         if self.history:
             offer_history_file(Path(self.history_file))
-        self.history_service = HistoryService(
-            HistorySettings(
-                enabled=self.history,
-                store=Path(self.history_file),
-                max_bytes=self.history_max_bytes,
-                max_age=self.history_max_age,
-                max_runs=self.history_max_recorded,
-                max_alerts=self.alerts_max_per_run,
-                recorder_max_memory=self.history_recorder_max_memory,
-            ),
-            self.registry,
-            self._recordable_schedulers,
-            self.log,
-        )
-
-    def _recordable_schedulers(self) -> dict[str, str]:
-        """Source id -> scheduler address of every source the history may record."""
-        found = self.registry.schedulers()
-        found.update(self.kernel_clients.schedulers())
-        for cluster in self.clusters.list():
-            description = cluster.to_json()
-            if description["source"] and description["scheduler"]:
-                found[description["source"]] = description["scheduler"]
-        return found
-
-    async def _notebook_names(self) -> dict[str, str]:
-        """Kernel id -> the file name of the notebook (or console) it runs for."""
-        sessions = await self.serverapp.session_manager.list_sessions()
-        return {
-            session["kernel"]["id"]: Path(session.get("path") or session.get("name") or "").name
-            for session in sessions
-            if session.get("kernel")
-        }
 
     def initialize_handlers(self) -> None:
         self.bokeh_js = LocalBokehJS(Path(self.cache_dir) if self.cache_dir else None)
@@ -447,29 +416,29 @@ class DashdockApp(ExtensionApp):
         self.handlers.extend(source_api.routes(self.registry, max_body))
         self.handlers.extend(pane_api.routes(self.panes, max_body))
         self.handlers.extend(cluster_api.routes(self.clusters, self.gateway, max_body))
-        self.handlers.extend(notebook_api.routes(self.kernel_clients, self.client, self.allowlist))
+        summaries = ClusterSummaries(self.kernel_clients, self.client, self.allowlist)
+        self.handlers.extend(notebook_api.routes(self.kernel_clients, summaries))
         self.handlers.extend(history_api.routes(self.history_service, max_body))
         self.handlers.extend(history_views.routes(self.history_service, page_script()))
         self.handlers.extend(alert_api.routes(self.history_service, self.registry, max_body))
         self.session_tokens = SessionTokens()
-        relay = {
-            "registry": self.registry,
-            "client": self.client,
-            "allowlist": self.allowlist,
-            "proxy": ProxySettings(connect_timeout=self.connect_timeout, read_timeout=self.read_timeout),
-            "bokeh_js": self.bokeh_js,
-            "websockets": WebSocketRelay(
+        services = ProxyServices(
+            registry=self.registry,
+            client=self.client,
+            allowlist=self.allowlist,
+            settings=ProxySettings(connect_timeout=self.connect_timeout, read_timeout=self.read_timeout),
+            bokeh_js=self.bokeh_js,
+            websockets=WebSocketRelay(
                 self.panes,
                 self.registry.note_lost,
                 connect_timeout=self.connect_timeout,
                 read_timeout=self.read_timeout,
                 max_message=self.websocket_max_message_size,
             ),
-            "capabilities": Capabilities(self.view_link_lifetime),
-            "tokens": self.session_tokens,
-        }
-        self.handlers.append((r"/dashdock/proxy/.*", ProxyHandler, relay))
-        self.handlers.append((r"/dashdock/view/.*", ViewHandler, relay))
+            capabilities=Capabilities(self.view_link_lifetime),
+            tokens=self.session_tokens,
+        )
+        self.handlers.extend(proxy_routes(services))
 
     async def _start_jupyter_server_extension(self, serverapp: object) -> None:
         await self.registry.load()
@@ -479,51 +448,9 @@ class DashdockApp(ExtensionApp):
         # In the background: a slow or dead dashboard, or a cluster that takes a minute to
         # start, must not delay the server's start.
         if self.initial_sources:
-            self._initial = asyncio.ensure_future(self._add_initial_sources())
+            self._initial = self.registry.add_initial(self.initial_sources)
         if requests := configured_initial_clusters(self.initial_clusters):
-            self._initial_clusters = asyncio.ensure_future(self._start_initial_clusters(requests))
-
-    async def _start_initial_clusters(self, requests: list[object]) -> None:
-        """One at a time, each sized within the limits (see ``ClusterLimits.configured_size``);
-        those beyond max_clusters are refused by the manager and logged."""
-        for request in requests:
-            if not isinstance(request, dict):
-                self.log.warning("dashdock: initial cluster %r ignored: not a mapping", request)
-                continue
-            name = str(request["name"]) if request.get("name") else None
-            label = f"initial cluster {name!r}" if name else "an unnamed initial cluster"
-            workers, adapt = self.clusters.limits.configured_size(
-                request.get("workers"), request.get("adapt"), label, self.log
-            )
-            try:
-                await self.clusters.start(name, None if adapt else workers, adapt)
-            except DashdockError as exc:
-                self.log.warning("dashdock: %s not started: %s", label, exc.reason)
-
-    async def _add_initial_sources(self) -> None:
-        await asyncio.gather(*(self._add_initial_source(url) for url in self.initial_sources))
-
-    async def _add_initial_source(self, entry: str | dict[str, str]) -> None:
-        """A dashboard that is not up yet (a cluster starting with the server, a busy one) is
-        asked again for a while; a URL that can never be a source is logged at once."""
-        url, name = (entry, None) if isinstance(entry, str) else (entry.get("url", ""), entry.get("name"))
-        deadline = time.monotonic() + INITIAL_SOURCE_WAIT
-        while True:
-            try:
-                source, _ = await self.registry.add_url(url, name or None)
-                self.log.info("dashdock: source %s registered", source.name)
-                return
-            except NeedsCredentials as exc:  # the Lab asks for them when the user adds it
-                self.log.warning("dashdock: initial source not added: %s", exc.reason)
-                return
-            except (Unavailable, TimedOut, NotADashboard) as exc:
-                if time.monotonic() > deadline:
-                    self.log.warning("dashdock: initial source not added: %s", exc.reason)
-                    return
-            except DashdockError as exc:
-                self.log.warning("dashdock: initial source not added: %s", exc.reason)
-                return
-            await asyncio.sleep(INITIAL_SOURCE_RETRY)
+            self._initial_clusters = asyncio.ensure_future(self.clusters.start_configured(requests, self.log))
 
     async def stop_extension(self) -> None:
         if getattr(self, "_initial", None) is not None:

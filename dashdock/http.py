@@ -8,6 +8,7 @@ of them that leaves a handler into the HTTP error of its kind, so an API client 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from types import TracebackType
 from typing import Any
 
@@ -91,9 +92,13 @@ class ApiHandler(DomainErrors, APIHandler):
 
     auth_resource = "dashdock"
 
-    def initialize(self, max_body: int = DEFAULT_MAX_BODY) -> None:
+    def _initialize_api(self, max_body: int = DEFAULT_MAX_BODY) -> None:
         self._max_body = max_body
         self._body = bytearray()
+
+    # Typed as tornado types ``RequestHandler.initialize``: each handler takes the arguments of its
+    # route, so a subclass's ``initialize`` adds its own before ``max_body``.
+    initialize: Callable[..., None] = _initialize_api
 
     async def prepare(self) -> None:  # type: ignore[override]
         await super().prepare()

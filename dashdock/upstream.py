@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Protocol
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
@@ -29,9 +29,12 @@ from dashdock.targets import Target
 class Credential(Protocol):
     """What a dashboard server asks of every request (``dashdock.sources.credentials``)."""
 
-    kind: str  # "header", "query" or "cookie"
-    name: str
-    value: str
+    @property
+    def kind(self) -> str: ...  # "header", "query" or "cookie"
+    @property
+    def name(self) -> str: ...
+    @property
+    def value(self) -> str: ...
 
 
 # The largest document a probe reads: Dask's plot list is ~2 KB, a worker table of 1,000 workers
@@ -79,7 +82,8 @@ class UpstreamClient:
         self._session: aiohttp.ClientSession | None = None
         self._probe_session: aiohttp.ClientSession | None = None
         # Origin (scheme://host:port) -> what every request to it carries (sources/credentials.py).
-        self.credentials: dict[str, Credential] = {}
+        # A read-only view here: sources/credentials.py (HeldCredentials) keeps and changes it.
+        self.credentials: Mapping[str, Credential] = {}
         # Whether the server now at an origin may be sent its credential (sources/credentials.py
         # checks that a local port was not taken over); None sends it always.
         self.credential_guard: Callable[[str], Awaitable[bool]] | None = None

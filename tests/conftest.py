@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -19,6 +20,16 @@ from dashdock.proxy.bokehjs.serve import local_js_dir
 
 # pytest-jupyter has no entry point: its server fixtures are loaded here.
 pytest_plugins = ["pytest_jupyter.jupyter_server"]
+
+
+@pytest.fixture(autouse=True)
+def _environment() -> Iterator[None]:
+    """The extension writes what kernels inherit into this process's environment (the client
+    preload, the proxied link, the gateway's settings): each test gets it back as it found it."""
+    saved = dict(os.environ)
+    yield
+    os.environ.clear()
+    os.environ.update(saved)
 
 
 @pytest.fixture(scope="session")

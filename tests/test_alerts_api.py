@@ -14,7 +14,7 @@ from _support import Jupyter
 from distributed import Client
 from test_history_api import START, eventually, run_of
 
-from dashdock.history.alerts import AlertLimits
+from dashdock.history.recorder.alerts import AlertLimits
 
 ALERTS_SEEN = 60.0  # generous on a loaded 2-core machine; what users wait is measured in bench/
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from test_history_recorder import Lines, _end, _run, _start
 
-from dashdock.history.alerts import AlertLimits, departure
 from dashdock.history.model import Alert
+from dashdock.history.recorder.alerts import AlertLimits, departure
 from dashdock.history.store import HistoryStore
 
 SCHEDULER = r"""

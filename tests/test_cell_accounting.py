@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -18,9 +17,6 @@ from _support import Jupyter
 
 from dashdock.kernel.protocol import (
     CELL_MIME_TYPE,
-    CELL_STRIPS_VARIABLE,
-    CLIENTS_DIR_VARIABLE,
-    PRELOAD_VARIABLE,
 )
 
 NEW_CLIENT = """
@@ -31,19 +27,6 @@ client = Client(cluster)
 def inc(x):
     return x + 1
 """
-
-
-@pytest.fixture
-def clean_environment() -> Any:
-    """The extension sets variables in this process's environment (kernels inherit them)."""
-    names = (PRELOAD_VARIABLE, CLIENTS_DIR_VARIABLE, CELL_STRIPS_VARIABLE, "DASK_LOGGING")
-    saved = {name: os.environ.get(name) for name in names}
-    yield
-    for name, value in saved.items():
-        if value is None:
-            os.environ.pop(name, None)
-        else:
-            os.environ[name] = value
 
 
 def strips(kernel: Kernel) -> list[dict[str, Any]]:
@@ -63,7 +46,7 @@ async def settled_report(jupyter: Jupyter, kernel: Kernel, cell_id: str) -> dict
 
 
 async def test_each_cell_counts_its_own_tasks_and_a_cell_without_dask_work_shows_nothing(
-    clean_environment: None, jupyter: Jupyter, jp_serverapp: Any
+    jupyter: Jupyter, jp_serverapp: Any
 ) -> None:
     async with Kernel(jp_serverapp) as kernel:
         await kernel.run(NEW_CLIENT)
@@ -105,7 +88,7 @@ async def test_each_cell_counts_its_own_tasks_and_a_cell_without_dask_work_shows
 
 
 async def test_a_future_that_finishes_after_its_cell_is_counted_for_that_cell(
-    clean_environment: None, jupyter: Jupyter, jp_serverapp: Any
+    jupyter: Jupyter, jp_serverapp: Any
 ) -> None:
     async with Kernel(jp_serverapp) as kernel:
         await kernel.run(NEW_CLIENT + "import time")
@@ -123,7 +106,7 @@ async def test_a_future_that_finishes_after_its_cell_is_counted_for_that_cell(
 
 
 async def test_a_failing_task_is_one_error_with_its_exception_and_traceback(
-    clean_environment: None, jupyter: Jupyter, jp_serverapp: Any
+    jupyter: Jupyter, jp_serverapp: Any
 ) -> None:
     async with Kernel(jp_serverapp) as kernel:
         await kernel.run(NEW_CLIENT)
@@ -141,7 +124,7 @@ async def test_a_failing_task_is_one_error_with_its_exception_and_traceback(
     assert "ZeroDivisionError" in strip["text/html"] and "<script" not in strip["text/html"]
 
 
-async def test_a_notebook_can_turn_its_strips_off(clean_environment: None, jp_serverapp: Any) -> None:
+async def test_a_notebook_can_turn_its_strips_off(jp_serverapp: Any) -> None:
     async with Kernel(jp_serverapp) as kernel:
         await kernel.run(NEW_CLIENT)
         assert await kernel.run("import dashdock\ndashdock.cell_strips(False)") == ""

@@ -174,16 +174,6 @@ def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GatewayServer]
 
 
 @pytest.fixture(autouse=True)
-def _gateway_environment() -> Iterator[None]:
-    """The extension offers its gateway to kernels in this process's environment: put it back."""
-    saved = {key: value for key, value in os.environ.items() if key.startswith("DASK_GATEWAY__")}
-    yield
-    for key in [key for key in os.environ if key.startswith("DASK_GATEWAY__")]:
-        del os.environ[key]
-    os.environ.update(saved)
-
-
-@pytest.fixture(autouse=True)
 def _no_clusters_left(gateway: GatewayServer) -> Iterator[None]:
     """Each test starts from a gateway without clusters and leaves none behind."""
     gateway.stop_all()
@@ -566,9 +556,7 @@ class TestALocalClusterClassThatCannotBeImported:
 # -- kernels --------------------------------------------------------------------------------------
 
 
-def test_kernels_get_the_gateway_of_the_traits_where_dasks_config_names_none(
-    _gateway_environment: None,
-) -> None:
+def test_kernels_get_the_gateway_of_the_traits_where_dasks_config_names_none() -> None:
     # The sidebar's "insert code" runs Gateway() in a kernel: it must find the gateway the sidebar
     # uses. A setting of the user's own (Dask config, or DASK_GATEWAY__* already set) stays theirs.
     for key in [key for key in os.environ if key.startswith("DASK_GATEWAY__")]:

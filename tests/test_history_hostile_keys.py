@@ -24,7 +24,6 @@ import pytest
 from _support import Jupyter
 from distributed import Client, LocalCluster, wait
 
-from dashdock.history.alerts import AlertLimits, AlertWatch
 from dashdock.history.model import (
     MAX_GROUP,
     MAX_KEY,
@@ -38,7 +37,8 @@ from dashdock.history.model import (
     is_clipped,
 )
 from dashdock.history.pages import PAGES
-from dashdock.history.run_recorder import Limits, RunRecorder, Writer
+from dashdock.history.recorder.alerts import AlertLimits, AlertWatch
+from dashdock.history.recorder.run_recorder import Limits, RunRecorder, Writer
 from dashdock.history.store import HistoryStore
 
 MIB = 2**20

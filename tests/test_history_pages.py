@@ -334,3 +334,16 @@ async def test_the_static_route_serves_no_file_but_scripts_and_style_sheets(jupy
         f"dashdock/bokeh/static/{other.relative_to(bokeh_static_dir())}", auth=False
     )
     assert response.code == 404
+
+
+def test_the_view_and_the_report_of_one_window_agree_on_total_memory(store: HistoryStore) -> None:
+    from dashdock.history.report import html_report
+
+    page = document_of(history_page(store, RUN, "memory", T0 + 25, T0 + 35, ASSETS))
+    report_text = html_report(store, RUN, T0 + 25, T0 + 35)
+    (raw,) = re.findall(r'<script type="application/json" id="[^"]+">(.*?)</script>', report_text, re.DOTALL)
+    report = json.loads(html.unescape(raw))
+    for kind in ("managed", "unmanaged", "spilled"):
+        assert column(page, kind)[: len(column(report, kind))] == column(report, kind)
+        assert column(report, kind)  # the totals were drawn
+    assert 300 * 2**20 in column(report, "managed")  # both workers, even in buckets only one sampled

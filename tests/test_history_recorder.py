@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from dashdock.history.model import Run
-from dashdock.history.scheduler import SchedulerComm, SchedulerError
+from dashdock.history.recorder.scheduler import SchedulerComm, SchedulerError
 from dashdock.history.store import HistoryStore
 
 # A cluster in its own process, as a user's would be; commands on stdin, answers on stdout.

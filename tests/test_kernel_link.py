@@ -6,8 +6,6 @@ proxy under the server's base URL, so the link works wherever the browser is (Ju
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -32,18 +30,8 @@ def jp_base_url() -> str:
     return "/user/alice/"
 
 
-@pytest.fixture
-def link_variable() -> Iterator[None]:
-    """The test process's own environment before and after: the extension sets the variable in it."""
-    saved = os.environ.pop(VARIABLE, None)
-    yield
-    os.environ.pop(VARIABLE, None)
-    if saved is not None:
-        os.environ[VARIABLE] = saved
-
-
 async def test_dashboard_link_of_a_notebook_cluster_opens_through_the_proxy(
-    link_variable: None, jupyter: Jupyter, jp_serverapp: Any
+    jupyter: Jupyter, jp_serverapp: Any
 ) -> None:
     async with Kernel(jp_serverapp) as kernel:
         output = await kernel.run(MAKE_CLUSTER)
@@ -57,7 +45,7 @@ async def test_dashboard_link_of_a_notebook_cluster_opens_through_the_proxy(
 
 
 async def test_a_users_own_link_setting_wins(
-    link_variable: None, monkeypatch: pytest.MonkeyPatch, jp_server_config: Any, jp_serverapp: Any
+    monkeypatch: pytest.MonkeyPatch, jp_server_config: Any, jp_serverapp: Any
 ) -> None:
     monkeypatch.setenv(VARIABLE, "https://dashboards.example/{port}/status")
     # The server under test was set up before this line: let its extension decide again.
@@ -72,6 +60,6 @@ class TestTurnedOff:
     def dashdock_config(self) -> dict[str, Any]:
         return {"kernel_dashboard_link": False}
 
-    async def test_kernels_keep_dasks_default_link(self, link_variable: None, jp_serverapp: Any) -> None:
+    async def test_kernels_keep_dasks_default_link(self, jp_serverapp: Any) -> None:
         output = await run_in_new_kernel(jp_serverapp, PRINT_LINK_SETTING)
         assert output.strip() == "{scheme}://{host}:{port}/status"

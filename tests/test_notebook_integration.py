@@ -14,7 +14,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import pytest
 from _kernels import Kernel
 from _support import Jupyter
 
@@ -54,20 +53,8 @@ async def wait_for_kernel_sources(jupyter: Jupyter, count: int, timeout: float =
     raise AssertionError(f"expected {count} kernel sources, found {await kernel_sources(jupyter)}")
 
 
-@pytest.fixture
-def clean_environment() -> Any:
-    """The extension sets variables in this process's environment (kernels inherit them)."""
-    saved = {name: os.environ.get(name) for name in (PRELOAD_VARIABLE, CLIENTS_DIR_VARIABLE, "DASK_LOGGING")}
-    yield
-    for name, value in saved.items():
-        if value is None:
-            os.environ.pop(name, None)
-        else:
-            os.environ[name] = value
-
-
 async def test_nothing_runs_in_a_kernel_that_never_imports_distributed(
-    clean_environment: None, jupyter: Jupyter, jp_serverapp: Any
+    jupyter: Jupyter, jp_serverapp: Any
 ) -> None:
     async with Kernel(jp_serverapp) as kernel:
         output = await kernel.run(
@@ -79,7 +66,7 @@ async def test_nothing_runs_in_a_kernel_that_never_imports_distributed(
 
 
 async def test_connecting_a_client_prints_nothing_in_the_notebook(
-    clean_environment: None, jupyter: Jupyter, jp_serverapp: Any, dask_cluster: Any
+    jupyter: Jupyter, jp_serverapp: Any, dask_cluster: Any
 ) -> None:
     """Distributed logs preloads at INFO on stderr; a notebook would show that under every cell.
     (A LocalCluster created in the kernel silences those logs itself, so connect to one outside.)"""
@@ -91,7 +78,7 @@ async def test_connecting_a_client_prints_nothing_in_the_notebook(
 
 
 async def test_a_client_shows_dashdocks_repr_with_dasks_html_as_fallback(
-    clean_environment: None, jupyter: Jupyter, jp_serverapp: Any
+    jupyter: Jupyter, jp_serverapp: Any
 ) -> None:
     async with Kernel(jp_serverapp) as kernel:
         port = dashboard_port(await kernel.run(NEW_CLIENT.format(n=1)))
@@ -116,7 +103,7 @@ async def test_a_client_shows_dashdocks_repr_with_dasks_html_as_fallback(
 
 
 async def test_a_notebooks_client_becomes_a_source_named_after_the_notebook_until_it_closes(
-    clean_environment: None, jupyter: Jupyter, jp_serverapp: Any
+    jupyter: Jupyter, jp_serverapp: Any
 ) -> None:
     async with Kernel(jp_serverapp, notebook="work/analysis.ipynb") as kernel:
         port = dashboard_port(await kernel.run(NEW_CLIENT.format(n=1)))
@@ -132,9 +119,7 @@ async def test_a_notebooks_client_becomes_a_source_named_after_the_notebook_unti
         await wait_for_kernel_sources(jupyter, 0)
 
 
-async def test_a_shut_down_kernel_takes_its_sources_with_it(
-    clean_environment: None, jupyter: Jupyter, jp_serverapp: Any
-) -> None:
+async def test_a_shut_down_kernel_takes_its_sources_with_it(jupyter: Jupyter, jp_serverapp: Any) -> None:
     async with Kernel(jp_serverapp, notebook="a.ipynb") as kernel:
         await kernel.run(NEW_CLIENT.format(n=1))
         await wait_for_kernel_sources(jupyter, 1)
@@ -144,7 +129,7 @@ async def test_a_shut_down_kernel_takes_its_sources_with_it(
 
 
 async def test_a_notebook_that_replaces_its_cluster_keeps_its_source(
-    clean_environment: None, jupyter: Jupyter, jp_serverapp: Any
+    jupyter: Jupyter, jp_serverapp: Any
 ) -> None:
     """Open panes follow: the source id stays, its URL moves to the new port, and `lost` tells
     the panes to reload."""
@@ -160,7 +145,7 @@ async def test_a_notebook_that_replaces_its_cluster_keeps_its_source(
 
 
 async def test_a_dashboard_that_already_is_a_source_gets_no_second_one(
-    clean_environment: None, jupyter: Jupyter, jp_serverapp: Any
+    jupyter: Jupyter, jp_serverapp: Any
 ) -> None:
     async with Kernel(jp_serverapp, notebook="c.ipynb") as kernel:
         port = dashboard_port(await kernel.run(NEW_CLIENT.format(n=1)))
@@ -172,7 +157,7 @@ async def test_a_dashboard_that_already_is_a_source_gets_no_second_one(
 
 
 async def test_the_summary_gives_a_reprs_live_numbers_and_its_source(
-    clean_environment: None, jupyter: Jupyter, jp_serverapp: Any
+    jupyter: Jupyter, jp_serverapp: Any
 ) -> None:
     async with Kernel(jp_serverapp, notebook="d.ipynb") as kernel:
         port = dashboard_port(await kernel.run(NEW_CLIENT.format(n=1)))
@@ -201,7 +186,7 @@ async def test_the_summary_cannot_reach_a_host_outside_the_allowlist(jupyter: Ju
 
 
 async def test_a_gateway_link_with_userinfo_gives_a_source_that_never_shows_it(
-    clean_environment: None, jupyter: Jupyter, jp_serverapp: Any, dashboard_port: int
+    jupyter: Jupyter, jp_serverapp: Any, dashboard_port: int
 ) -> None:
     """dask-gateway builds a cluster's dashboard link from an address that may keep its userinfo."""
     directory = Path(os.environ[CLIENTS_DIR_VARIABLE])
@@ -220,7 +205,7 @@ async def test_a_gateway_link_with_userinfo_gives_a_source_that_never_shows_it(
 
 
 async def test_a_forged_record_cannot_make_the_proxy_reach_a_host_outside_the_allowlist(
-    clean_environment: None, jupyter: Jupyter, jp_serverapp: Any
+    jupyter: Jupyter, jp_serverapp: Any
 ) -> None:
     """Records are input: a dashboard outside the allowlist, junk, symlinks and huge files are ignored."""
     directory = Path(os.environ[CLIENTS_DIR_VARIABLE])
@@ -239,9 +224,7 @@ async def test_a_forged_record_cannot_make_the_proxy_reach_a_host_outside_the_al
         assert any("10.9.9.9:80" in line and "allowed_targets" in line for line in jupyter.dashdock_warnings)
 
 
-async def test_show_puts_a_live_plot_under_the_cell(
-    clean_environment: None, jupyter: Jupyter, jp_serverapp: Any
-) -> None:
+async def test_show_puts_a_live_plot_under_the_cell(jupyter: Jupyter, jp_serverapp: Any) -> None:
     async with Kernel(jp_serverapp) as kernel:
         port = dashboard_port(await kernel.run(NEW_CLIENT.format(n=1)))
         output = await kernel.run("import dashdock; dashdock.show(client1, 'task stream')")
@@ -286,9 +269,7 @@ def test_a_client_works_where_the_kernel_integration_cannot_run_and_it_is_logged
     assert "Traceback" not in result.stderr
 
 
-async def test_outside_lab_a_notebook_shows_dasks_own_html(
-    clean_environment: None, jupyter: Jupyter, jp_serverapp: Any
-) -> None:
+async def test_outside_lab_a_notebook_shows_dasks_own_html(jupyter: Jupyter, jp_serverapp: Any) -> None:
     """nbconvert (and the classic notebook) know no dashdock MIME type: they pick Dask's HTML."""
     import nbformat
     from nbconvert import HTMLExporter
@@ -306,7 +287,7 @@ async def test_outside_lab_a_notebook_shows_dasks_own_html(
 
 
 async def test_a_notebooks_source_cannot_be_removed_while_its_client_runs(
-    clean_environment: None, jupyter: Jupyter, jp_serverapp: Any
+    jupyter: Jupyter, jp_serverapp: Any
 ) -> None:
     """It would come back at the next scan; the user is told what removes it."""
     async with Kernel(jp_serverapp, notebook="f.ipynb") as kernel:
@@ -321,9 +302,7 @@ def _urls(sources: list[dict[str, Any]]) -> set[str]:
     return {source["url"] for source in sources}
 
 
-async def test_two_local_clusters_in_one_kernel_are_two_sources(
-    clean_environment: None, jupyter: Jupyter, jp_serverapp: Any
-) -> None:
+async def test_two_local_clusters_in_one_kernel_are_two_sources(jupyter: Jupyter, jp_serverapp: Any) -> None:
     async with Kernel(jp_serverapp, notebook="two.ipynb") as kernel:
         first = dashboard_port(await kernel.run(NEW_CLIENT.format(n=1)))
         second = dashboard_port(await kernel.run(NEW_CLIENT.format(n=2)))
@@ -332,7 +311,7 @@ async def test_two_local_clusters_in_one_kernel_are_two_sources(
 
 
 async def test_a_second_client_on_another_scheduler_is_a_source_of_its_own(
-    clean_environment: None, jupyter: Jupyter, jp_serverapp: Any, dask_cluster: Any, dashboard_port: int
+    jupyter: Jupyter, jp_serverapp: Any, dask_cluster: Any, dashboard_port: int
 ) -> None:
     async with Kernel(jp_serverapp, notebook="other.ipynb") as kernel:
         first = printed_port(await kernel.run(NEW_CLIENT.format(n=1)))
@@ -342,7 +321,7 @@ async def test_a_second_client_on_another_scheduler_is_a_source_of_its_own(
 
 
 async def test_a_closed_clients_source_goes_and_the_next_ones_comes(
-    clean_environment: None, jupyter: Jupyter, jp_serverapp: Any, dask_cluster: Any, dashboard_port: int
+    jupyter: Jupyter, jp_serverapp: Any, dask_cluster: Any, dashboard_port: int
 ) -> None:
     async with Kernel(jp_serverapp, notebook="next.ipynb") as kernel:
         await kernel.run(CONNECT.format(address=dask_cluster.scheduler_address))
@@ -358,7 +337,7 @@ async def test_a_closed_clients_source_goes_and_the_next_ones_comes(
 
 
 async def test_a_notebook_takes_over_the_source_of_the_dashboard_it_connects_to(
-    clean_environment: None, jupyter: Jupyter, jp_serverapp: Any
+    jupyter: Jupyter, jp_serverapp: Any
 ) -> None:
     """The source keeps its id (its open panes) and follows the notebook's next cluster."""
     async with Kernel(jp_serverapp, notebook="over.ipynb") as kernel:

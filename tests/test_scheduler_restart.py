@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from _kernels import Kernel
 from _support import Jupyter
-from test_cell_accounting import clean_environment, settled_report, strips  # noqa: F401  (clean_environment: a fixture)
+from test_cell_accounting import settled_report, strips
 
 from dashdock.kernel import ledger
 from dashdock.kernel.protocol import CELL_MIME_TYPE
@@ -100,7 +100,6 @@ def scheduler_state(address: str) -> dict[str, Any]:
         return found
 
 
-@pytest.mark.usefixtures("clean_environment")
 async def test_cells_after_the_scheduler_restarted_on_its_address_get_their_strips(
     jupyter: Jupyter, jp_serverapp: Any, cluster_process: ClusterProcess
 ) -> None:

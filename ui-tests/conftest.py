@@ -1,104 +1,17 @@
-"""Real parts for browser tests: a Dask cluster in its own process, JupyterLab with dashdock, Chromium.
+"""The fixtures of the browser tests, made of the real parts in lab.py.
 
-Screenshots land in ui-tests/output/ (ignored by git) so a person can look at what the tests saw.
+Every browser context a test opens is closed when the test ends, passed or failed, so a failing
+test leaves no page running into the next one.
 """
 
 from __future__ import annotations
 
-import contextlib
-import json
-import os
 import shutil
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from collections.abc import Iterator
-from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Page, sync_playwright
-from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
-
-ROOT = Path(__file__).resolve().parent.parent
-OUTPUT = Path(__file__).resolve().parent / "output"
-TOKEN = "dashdock-ui-test-token"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def _wait_for_http(url: str, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            with urllib.request.urlopen(url, timeout=2):
-                return
-        except OSError:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.2)
-
-
-@dataclass
-class DaskCluster:
-    dashboard: str  # e.g. http://127.0.0.1:40123/status
-    process: subprocess.Popen[str]
-    scheduler: str  # e.g. tcp://127.0.0.1:40125, for a client of the test's own
-
-    @property
-    def root(self) -> str:
-        return self.dashboard.rsplit("/", 1)[0]
-
-
-def start_cluster(port: int = 0) -> DaskCluster:
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            str(ROOT / "demo" / "sample_work.py"),
-            "--dashboard-port",
-            str(port),
-            "--pause",
-            "0.2",
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
-    assert process.stdout is not None
-    scheduler = ""
-    for line in process.stdout:
-        if line.startswith("SCHEDULER "):
-            scheduler = line.split(" ", 1)[1].strip()
-        if line.startswith("DASHBOARD "):
-            return DaskCluster(line.split(" ", 1)[1].strip(), process, scheduler)
-    raise RuntimeError("the sample cluster did not start")
-
-
-def _terminate(process: subprocess.Popen) -> None:  # type: ignore[type-arg]
-    process.terminate()
-    try:
-        process.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        process.kill()
-
-
-def stop_cluster(cluster: DaskCluster) -> None:
-    _terminate(cluster.process)
+from lab import CHROMIUM_ARGS, DaskCluster, Lab, start_cluster, start_lab, stop_cluster, stop_lab
+from playwright.sync_api import Browser, sync_playwright
 
 
 @pytest.fixture(scope="session")
@@ -106,95 +19,6 @@ def dask_cluster() -> Iterator[DaskCluster]:
     cluster = start_cluster()
     yield cluster
     stop_cluster(cluster)
-
-
-@dataclass
-class Lab:
-    url: str  # http://127.0.0.1:PORT{base_url}
-    base_url: str
-    process: subprocess.Popen[bytes]
-    log: Path
-
-    def api(self, path: str, method: str = "GET", body: object = None) -> object:
-        request = urllib.request.Request(
-            self.url + path,
-            method=method,
-            data=json.dumps(body).encode() if body is not None else None,
-            headers={"Authorization": f"token {TOKEN}"},
-        )
-        with urllib.request.urlopen(request, timeout=30) as response:
-            text = response.read()
-            return json.loads(text) if text else None
-
-    def write_notebook(self, path: str, cells: list[str]) -> None:
-        """Save a Python notebook of code cells (not run yet) at ``path`` on the server."""
-        code = [
-            {"cell_type": "code", "source": source, "metadata": {}, "outputs": [], "execution_count": None}
-            for source in cells
-        ]
-        kernelspec = {"name": "python3", "display_name": "Python 3", "language": "python"}
-        content = {"cells": code, "metadata": {"kernelspec": kernelspec}, "nbformat": 4, "nbformat_minor": 5}
-        self.api(f"api/contents/{path}", "PUT", {"type": "notebook", "content": content})
-
-
-def without_panel(config_dir: Path) -> None:
-    """A Jupyter config dir whose Lab runs without Panel's extensions.
-
-    Panel (a test dependency) brings a server extension that takes seconds to import and a Lab
-    extension whose notebook button pushes the kernel status into the toolbar's overflow menu; a
-    user of dashdock need not have Panel, so the test Labs run without both.
-    """
-    (config_dir / "labconfig").mkdir(parents=True)
-    (config_dir / "jupyter_server_config.json").write_text(
-        json.dumps({"ServerApp": {"jpserver_extensions": {"panel.io.jupyter_server_extension": False}}})
-    )
-    (config_dir / "labconfig" / "page_config.json").write_text(
-        json.dumps({"disabledExtensions": {"@pyviz/jupyterlab_pyviz": True}})
-    )
-
-
-def start_lab(tmp: Path, base_url: str = "/") -> Lab:
-    port = free_port()
-    settings = tmp / "settings"
-    # No "news" popup over the screenshots.
-    notification = settings / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings"
-    notification.parent.mkdir(parents=True)
-    notification.write_text(json.dumps({"fetchNews": "false", "checkForUpdates": False}))
-    # Tests save with Ctrl+S. Lab's autosave (every 2 minutes) could run at the same moment, and
-    # two saves of one file at once can fail in jupyter_server's atomic write ("No such file").
-    docmanager = settings / "@jupyterlab" / "docmanager-extension" / "plugin.jupyterlab-settings"
-    docmanager.parent.mkdir(parents=True)
-    docmanager.write_text(json.dumps({"autosave": False}))
-    (tmp / "root").mkdir()
-    without_panel(tmp / "config")
-    log = tmp / "lab.log"
-    env = {**os.environ, "JUPYTER_CONFIG_DIR": str(tmp / "config"), "JUPYTER_DATA_DIR": str(tmp / "data")}
-    args = [
-        sys.executable,
-        "-m",
-        "jupyterlab",
-        "--no-browser",
-        f"--port={port}",
-        "--ServerApp.ip=127.0.0.1",
-        f"--ServerApp.base_url={base_url}",
-        f"--IdentityProvider.token={TOKEN}",
-        f"--ServerApp.root_dir={tmp / 'root'}",
-        f"--LabApp.user_settings_dir={settings}",
-        f"--LabApp.workspaces_dir={tmp / 'workspaces'}",
-        "--LabApp.expose_app_in_browser=True",
-        f"--DashdockApp.sources_file={tmp / 'sources.json'}",
-        f"--DashdockApp.history_file={tmp / 'history.db'}",
-        "--allow-root",
-    ]
-    with log.open("wb") as out:
-        process = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=tmp)
-    url = f"http://127.0.0.1:{port}{base_url}"
-    _wait_for_http(url + "api/status?token=" + TOKEN)
-    return Lab(url, base_url, process, log)
-
-
-def stop_lab(lab: Lab) -> None:
-    _terminate(lab.process)
 
 
 @pytest.fixture(scope="module")
@@ -214,41 +38,11 @@ def browser() -> Iterator[Browser]:
         launched.close()
 
 
-def open_lab(browser: Browser, lab: Lab, workspace: str) -> Page:
-    """A new browser context on a named workspace, so tests do not share their layouts."""
-    context = browser.new_context(viewport={"width": 1500, "height": 950})
-    page = context.new_page()
-    page.set_default_timeout(30_000)
-    page.goto(f"{lab.url}lab/workspaces/{workspace}?token={TOKEN}")
-    wait_for_lab(page)
-    return page
-
-
-def wait_for_lab(page: Page) -> None:
-    """Lab is up, its layout restored, and the Launcher (when shown) has taken the focus.
-
-    The Launcher focuses itself a moment after the layout is restored; a test that presses keys
-    before that loses them to it.
-    """
-    page.wait_for_selector("#jp-main-dock-panel", state="visible")
-    page.wait_for_function(
-        "() => window.jupyterapp && window.jupyterapp.commands.hasCommand('dashdock:open-plot')"
-    )
-    page.evaluate("() => window.jupyterapp.restored.then(() => true)")
-    # Lab opens a Launcher into an empty main area only after the file browser has listed its
-    # folder, which on a loaded machine comes well after `restored`: until something is there, a
-    # Launcher may still arrive and take the focus or hide a pane behind its tab.
-    page.wait_for_selector("#jp-main-dock-panel .lm-DockPanel-widget", state="attached")
-    with contextlib.suppress(PlaywrightTimeoutError):  # a workspace may show no Launcher
-        page.wait_for_function(
-            "() => !document.querySelector('.jp-Launcher')"
-            " || !!document.activeElement?.closest('.jp-Launcher')",
-            timeout=5_000,
-        )
-
-
-def screenshot(page: Page, name: str) -> Path:
-    OUTPUT.mkdir(exist_ok=True)
-    path = OUTPUT / f"{name}.png"
-    page.screenshot(path=str(path))
-    return path
+@pytest.fixture(autouse=True)
+def _close_pages(request: pytest.FixtureRequest) -> Iterator[None]:
+    """The browser contexts a test opened (open_lab), closed when it ends, however it ends."""
+    yield
+    if "browser" in request.fixturenames:
+        browser: Browser = request.getfixturevalue("browser")
+        for context in list(browser.contexts):
+            context.close()

@@ -12,7 +12,7 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
-from conftest import ROOT, _terminate, _wait_for_http, free_port, without_panel
+from lab import ROOT, _terminate, _wait_for_http, free_port, without_panel
 
 PASSWORD = "hub-test-password"
 ADMIN_TOKEN = "hub-test-admin-token-0d9c"

@@ -12,8 +12,8 @@ import threading
 from collections.abc import Iterator
 
 import pytest
-from conftest import Lab, open_lab, screenshot
 from helpers import add_source, open_sidebar
+from lab import Lab, open_lab, screenshot
 from playwright.sync_api import Browser, expect
 
 
@@ -61,4 +61,3 @@ def test_a_dashboard_that_never_answers_shows_the_check_as_busy(
     expect(button).to_have_text("Add")
     expect(button).to_have_attribute("aria-disabled", "false")
     expect(sidebar.locator(".jp-dashdock-Source")).to_have_count(0)
-    page.context.close()

@@ -8,9 +8,9 @@ import operator
 import re
 
 from a11y import assert_accessible
-from conftest import Lab, open_lab, screenshot
 from distributed import Client, wait
 from helpers import PANE, open_sidebar, pane_frame, recorded_cluster, wait_until
+from lab import Lab, open_lab, screenshot
 from playwright.sync_api import Browser, Page, expect
 
 TOAST = ".Toastify__toast"

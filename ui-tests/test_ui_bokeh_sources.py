@@ -8,7 +8,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import Lab, _terminate, _wait_for_http, free_port, open_lab, screenshot
 from helpers import (
     add_source,
     open_sidebar,
@@ -19,6 +18,7 @@ from helpers import (
     wait_for_bokeh_plot,
     wait_until,
 )
+from lab import Lab, _terminate, _wait_for_http, free_port, open_lab, screenshot
 from playwright.sync_api import Browser, Frame, Page, expect
 
 APP = """
@@ -154,7 +154,6 @@ def test_a_bokeh_serve_app_added_by_url_opens_in_a_pane(
     assert frame.evaluate(_X_VALUES, "served-points") == [0, 1, 2]
     assert "/dashdock/view/" in frame.url  # through the isolated proxy, like Dask's plots
     lab.api(f"dashdock/api/sources/{source['id']}", "DELETE")
-    page.context.close()
 
 
 def test_a_panel_serve_app_added_by_url_opens_in_a_pane(
@@ -169,7 +168,6 @@ def test_a_panel_serve_app_added_by_url_opens_in_a_pane(
     frame = _panel_frame(page, "dashboard")
     assert wait_until(lambda: frame.evaluate(_SLIDER_VALUE, "Served")) == 4
     lab.api(f"dashdock/api/sources/{source['id']}", "DELETE")
-    page.context.close()
 
 
 def _published(lab: Lab) -> list[dict]:
@@ -212,4 +210,3 @@ def test_a_figure_published_from_a_kernel_docks_updates_and_goes_with_the_kernel
     assert isinstance(kernels, list) and len(kernels) == 1
     lab.api(f"api/kernels/{kernels[0]['id']}", "DELETE")
     wait_until(lambda: not _published(lab), timeout=30)
-    page.context.close()

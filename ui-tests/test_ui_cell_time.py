@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from a11y import assert_accessible
-from conftest import Lab, open_lab, screenshot
+from lab import Lab, open_lab, screenshot
 from playwright.sync_api import Browser, Page, expect
 
 from dashdock.kernel.cellstrip import bundle
@@ -96,4 +96,3 @@ def test_where_time_went_shows_the_cells_own_time_and_labels_its_sums(browser: B
     page.keyboard.press("Enter")
     expect(region).to_have_count(0)
     _set_theme(page, "JupyterLab Light")
-    page.context.close()

@@ -12,8 +12,8 @@ from urllib.error import HTTPError
 
 import pytest
 from a11y import assert_accessible
-from conftest import Lab, open_lab, screenshot
 from helpers import PANE, pane_frame, wait_until
+from lab import Lab, open_lab, screenshot
 from playwright.sync_api import Browser, Locator, Page, expect
 
 CELLS = [

@@ -11,9 +11,9 @@ from collections.abc import Callable, Iterator
 
 import pytest
 from a11y import assert_accessible
-from conftest import Lab, open_lab, screenshot
 from distributed import Client
 from helpers import open_sidebar
+from lab import Lab, open_lab, screenshot
 from playwright.sync_api import Browser, Locator, Page, Route, expect
 
 SECTION = ".jp-dashdock-Clusters"
@@ -28,7 +28,6 @@ def page_lab(browser: Browser, lab: Lab, request: pytest.FixtureRequest) -> Iter
     page = open_lab(browser, lab, request.node.name.replace("_", "-"))
     open_sidebar(page)
     yield page, lab
-    page.context.close()
 
 
 def focused(page: Page) -> str:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from conftest import Lab, open_lab, screenshot
 from helpers import drag_to, open_sidebar, pane, plot_item, wait_for_bokeh_plot, wait_until
+from lab import Lab, open_lab, screenshot
 from playwright.sync_api import Browser, expect
 
 CARD = ".jp-dashdock-ClusterCard"
@@ -80,7 +80,6 @@ def test_start_cluster_open_its_plots_and_connect_a_notebook(browser: Browser, l
     expect(page.locator(CARD)).to_have_count(0, timeout=60_000)
     expect(page.locator(".jp-dashdock-Source", has_text="Cluster 1")).to_have_count(0)
     expect(pane(page, "Task Stream")).to_have_attribute("data-status", "gone", timeout=30_000)
-    page.context.close()
 
 
 def test_the_cluster_limits_show_and_a_scale_beyond_them_says_why(browser: Browser, lab: Lab) -> None:
@@ -124,7 +123,6 @@ def test_the_cluster_limits_show_and_a_scale_beyond_them_says_why(browser: Brows
 
     card.locator('button[data-action="stop"]').click()
     expect(page.locator(CARD)).to_have_count(0, timeout=60_000)
-    page.context.close()
 
 
 def _lost(lab: Lab, name: str) -> int:

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 from auth_proxy import AuthProxy
-from conftest import DaskCluster, Lab, open_lab, screenshot
 from helpers import add_source, open_sidebar, plot_item, wait_for_bokeh_plot
+from lab import DaskCluster, Lab, open_lab, screenshot
 from playwright.sync_api import Browser, expect
 
 SECRET = "s3cret-7f2e9a41c0"
@@ -84,7 +84,6 @@ def test_a_dashboard_behind_a_token_works_once_given_and_never_shows_it(
     expect(give).to_be_hidden(timeout=30_000)
     wait_for_bokeh_plot(page, "Task Stream")  # the pane reloaded with them
     assert ROTATED in kept.read_text() and SECRET not in kept.read_text()
-    page.context.close()
 
 
 def test_wrong_credentials_say_so_and_nothing_is_added(
@@ -103,4 +102,3 @@ def test_wrong_credentials_say_so_and_nothing_is_added(
     expect(sidebar.locator(".jp-dashdock-AddSource-error")).to_contain_text("refused the credentials")
     expect(sidebar.locator(".jp-dashdock-AddSource-url")).to_have_value(guarded.url)  # kept to correct
     expect(sidebar.locator(".jp-dashdock-Source-name")).to_have_count(before)
-    page.context.close()

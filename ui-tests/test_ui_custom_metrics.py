@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from conftest import Lab, open_lab, screenshot, start_cluster, stop_cluster
 from distributed import Client
 from helpers import open_sidebar, pane, pane_frame, plot_item, wait_for_bokeh_plot, wait_until
+from lab import Lab, open_lab, screenshot, start_cluster, stop_cluster
 from playwright.sync_api import Browser, Frame, expect
 
 import dashdock

@@ -11,9 +11,9 @@ import sys
 from typing import Any
 
 import cloudpickle
-from conftest import DaskCluster, Lab, open_lab, screenshot, start_cluster, stop_cluster
 from distributed import Client, WorkerPlugin
 from helpers import open_sidebar, pane_frame, plot_item, wait_for_bokeh_plot, wait_until
+from lab import DaskCluster, Lab, open_lab, screenshot, start_cluster, stop_cluster
 from playwright.sync_api import Browser, expect
 
 GPU_GROUP = '.jp-dashdock-PlotGroup[data-group="gpu"]'

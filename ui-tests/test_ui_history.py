@@ -7,9 +7,9 @@ import time
 from pathlib import Path
 
 from a11y import assert_accessible
-from conftest import Lab, open_lab, screenshot
 from distributed import Client
 from helpers import live_run, open_sidebar, recorded_cluster, wait_until
+from lab import Lab, open_lab, screenshot
 from playwright.sync_api import Browser, Frame, Locator, Page, expect
 
 SECTION = ".jp-dashdock-History"
@@ -122,4 +122,3 @@ def test_a_recorded_run_is_browsed_by_window_and_exported(browser: Browser, lab:
     expect(row).to_have_count(0, timeout=30_000)
 
     lab.api(f"dashdock/api/clusters/{running['id']}", "DELETE")
-    page.context.close()

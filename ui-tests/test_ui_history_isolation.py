@@ -13,10 +13,10 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from conftest import Lab, open_lab, screenshot
 from distributed import Client
 from helpers import recorded_cluster, wait_until
 from hostile import ATTACKS, attack_values
+from lab import Lab, open_lab, screenshot
 from playwright.sync_api import Browser, Frame, expect
 from test_ui_isolation import _assert_contained, _assert_lab_untouched
 
@@ -86,4 +86,3 @@ def test_recorded_hostile_keys_are_text_and_history_pages_cannot_act_as_the_user
     expect(report.locator("body")).to_contain_text("20 tasks, 0 erred")
     assert report.evaluate("() => window.__injected === undefined")
     _assert_contained(_attack(report.main_frame, lab, kernel), lab, kernel, framed=False)
-    page.context.close()

@@ -16,10 +16,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
-from conftest import Lab, open_lab, screenshot
 from distributed import Client, LocalCluster
 from helpers import pane, pane_frame
 from hostile import HostileDashboard
+from lab import Lab, open_lab, screenshot
 from playwright.sync_api import Browser, Frame, Page, expect
 
 pytestmark = pytest.mark.parametrize("lab", ["/user/alice/"], indirect=True)
@@ -93,7 +93,6 @@ def test_a_hostile_page_opened_from_a_link_cannot_act_as_the_user(
     _assert_lab_untouched(page, lab)
     # The page asked for its service worker script; the proxy never fetched it.
     assert not any(path.endswith("sw.js") for path, _ in hostile.requests)
-    page.context.close()
 
 
 def test_a_hostile_source_in_a_pane_cannot_act_as_the_user(
@@ -148,7 +147,6 @@ def test_a_hostile_plot_under_a_notebook_cell_cannot_act_as_the_user(
     _assert_lab_untouched(page, lab)
     listing: Any = lab.api("api/contents")
     assert "pwned-by-kernel.txt" not in {item["name"] for item in listing["content"]}
-    page.context.close()
 
 
 def test_a_task_key_rendered_by_daskss_exceptions_plot_cannot_reach_the_lab(

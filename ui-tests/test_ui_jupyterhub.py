@@ -7,7 +7,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from conftest import DaskCluster, screenshot, wait_for_lab
 from helpers import (
     add_source,
     open_sidebar,
@@ -19,6 +18,7 @@ from helpers import (
     wait_until,
 )
 from hub import PASSWORD, Hub, start_hub, stop_hub
+from lab import DaskCluster, screenshot, wait_for_lab
 from playwright.sync_api import Browser, Page, expect
 
 IDLE = ".jp-NotebookPanel .jp-Notebook-ExecutionIndicator[data-status='idle']"
@@ -97,7 +97,6 @@ def test_panes_work_through_the_hub_and_users_are_kept_apart(
     # Alice's pane, even with its capability, is refused to Bob's token.
     assert _status(bob, alice_view, bob_token) == 403
     alice.context.close()
-    bob.context.close()
 
 
 LOCAL_NOTEBOOK = [
@@ -152,7 +151,6 @@ def test_a_notebooks_repr_inline_plot_and_dashboard_link_work_through_the_hub(
     assert _status(alice, f"{hub.url.rstrip('/')}{link}", hub.token_for("alice")) == 403
     alice.context.close()
     run_in_notebook(bob, "client.close(); cluster.close()")
-    bob.context.close()
 
 
 GATEWAY_NOTEBOOK = [
@@ -330,4 +328,3 @@ def test_gateway_clusters_are_made_scaled_and_stopped_from_the_sidebar(browser: 
     alice.locator(".jp-Dialog").get_by_role("button", name="Shut down").click()
     expect(card).to_have_count(0, timeout=60_000)
     expect(source).to_have_count(0, timeout=30_000)
-    alice.context.close()

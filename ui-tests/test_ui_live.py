@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import time
 
-from conftest import DaskCluster, Lab, free_port, open_lab, screenshot, start_cluster, stop_cluster
 from helpers import open_sidebar, pane, pane_frame, plot_item, wait_for_bokeh_plot
+from lab import DaskCluster, Lab, free_port, open_lab, screenshot, start_cluster, stop_cluster
 from playwright.sync_api import Browser, Page, expect
 
 
@@ -77,7 +77,6 @@ def test_pause_freezes_and_resume_goes_live(browser: Browser, lab: Lab, dask_clu
     while _relayed(lab, pane_id)[0] < 5 and time.monotonic() < deadline:
         time.sleep(0.2)
     assert _relayed(lab, pane_id)[0] >= 5, "the resumed pane received no updates"
-    page.context.close()
 
 
 def test_hidden_pane_stops_streaming_and_resumes_when_shown(
@@ -107,7 +106,6 @@ def test_hidden_pane_stops_streaming_and_resumes_when_shown(
     page.locator(".lm-DockPanel-tabBar .lm-TabBar-tab", has_text="Task Stream").click()
     _expect_status(page, "Task Stream", "live")
     wait_for_bokeh_plot(page, "Task Stream")
-    page.context.close()
 
 
 # Bokeh's notices (toasts in a shadow root appended to the page's body), counted.

@@ -7,8 +7,8 @@ from __future__ import annotations
 import re
 
 import pytest
-from conftest import Lab, open_lab, screenshot
 from helpers import drag_to, open_sidebar, pane, wait_for_bokeh_plot
+from lab import Lab, open_lab, screenshot
 from playwright.sync_api import Browser, Frame, Page, expect
 
 CELLS = [
@@ -107,4 +107,3 @@ def test_a_notebooks_client_repr_chips_source_and_inline_plot(browser: Browser, 
     assert f"{lab.base_url}dashdock/view/" in dashboard.url
     assert dashboard.evaluate("() => window.origin") == "null"  # a tab of its own, sandboxed too
     dashboard.close()
-    page.context.close()

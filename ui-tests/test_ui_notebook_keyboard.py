@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 
 from a11y import assert_accessible
-from conftest import Lab, open_lab, screenshot
 from helpers import pane, wait_for_bokeh_plot
+from lab import Lab, open_lab, screenshot
 from playwright.sync_api import Browser, Page, expect
 
 CELL = (
@@ -108,4 +108,3 @@ def test_the_client_repr_by_keyboard(browser: Browser, lab: Lab) -> None:
     expect(details.locator("body")).to_contain_text("tcp://127.0.0.1:", timeout=30_000)
     assert f"{lab.base_url}dashdock/view/" in details.url
     details.close()
-    page.context.close()

@@ -8,7 +8,8 @@ import time
 import urllib.request
 
 from a11y import assert_accessible
-from conftest import (
+from helpers import PANE, open_sidebar, pane, plot_item, wait_for_bokeh_plot
+from lab import (
     TOKEN,
     DaskCluster,
     Lab,
@@ -18,7 +19,6 @@ from conftest import (
     stop_cluster,
     wait_for_lab,
 )
-from helpers import PANE, open_sidebar, pane, plot_item, wait_for_bokeh_plot
 from playwright.sync_api import Browser, Page, expect
 
 # The minPaneWidth / minPaneHeight defaults in schema/panes.json.
@@ -84,7 +84,6 @@ def test_nine_clicked_plots_leave_no_pane_below_the_minimum(
     for name in names:
         expect(pane(page, name or "")).to_have_count(1)
     screenshot(page, "nine-plots")
-    page.context.close()
 
 
 def test_layout_focuses_open_panes_and_names_say_which_source(
@@ -152,7 +151,6 @@ def test_layout_focuses_open_panes_and_names_say_which_source(
         "Cluster 1 · source removed", timeout=30_000
     )
     expect(_tab(page, cluster_task_stream or "")).to_have_text("Task Stream · Cluster 1")
-    page.context.close()
 
 
 def _wait_for_saved_source_name(lab: Lab, workspace: str, pane_id: str, name: str) -> None:
@@ -241,7 +239,6 @@ def test_pane_toolbar_works_from_the_keyboard(browser: Browser, lab: Lab, dask_c
         page.keyboard.press("Enter")
     assert "/dashdock/" in popup.value.url
     assert_accessible(page, PANE)
-    page.context.close()
 
 
 def test_open_plot_without_a_plot_opens_a_keyboard_picker(
@@ -288,7 +285,6 @@ def test_open_plot_without_a_plot_opens_a_keyboard_picker(
     expect(page.locator(".jp-Dialog")).to_have_count(0)
     expect(pane(page, names[1])).to_be_visible()
     wait_for_bokeh_plot(page, names[1])
-    page.context.close()
 
 
 def test_a_reconnecting_pane_marks_its_plot_stale(browser: Browser, lab: Lab) -> None:

@@ -7,7 +7,6 @@ import time
 import urllib.request
 
 import pytest
-from conftest import TOKEN, DaskCluster, Lab, open_lab, screenshot, wait_for_lab
 from helpers import (
     add_source,
     drag_to,
@@ -16,6 +15,7 @@ from helpers import (
     plot_item,
     wait_for_bokeh_plot,
 )
+from lab import TOKEN, DaskCluster, Lab, open_lab, screenshot, wait_for_lab
 from playwright.sync_api import Browser, Page, expect
 
 KEY_PLOTS = ["Task Stream", "Progress", "Workers Memory", "Graph"]
@@ -56,7 +56,6 @@ def test_add_source_and_open_key_plots(browser: Browser, lab: Lab, dask_cluster:
         src = pane(page, name).locator("iframe").get_attribute("src") or ""
         assert f"{lab.base_url}dashdock/proxy/" in src, src
     screenshot(page, f"key-plots{lab.base_url.replace('/', '-')}")
-    page.context.close()
 
 
 def test_drag_plot_to_right_half(browser: Browser, lab: Lab, dask_cluster: DaskCluster) -> None:
@@ -88,7 +87,6 @@ def test_drag_plot_to_right_half(browser: Browser, lab: Lab, dask_cluster: DaskC
     # The same plot can be open twice.
     plot_item(page, "Progress").click()
     expect(pane(page, "Progress")).to_have_count(2)
-    page.context.close()
 
 
 def _saved_layout(lab: Lab, workspace: str) -> object:
@@ -164,7 +162,6 @@ def test_default_layout_then_reload_restores_panes(
         assert abs(restored[name]["x"] - boxes[name]["x"]) < 5, name  # type: ignore[index]
         assert abs(restored[name]["y"] - boxes[name]["y"]) < 5, name  # type: ignore[index]
     screenshot(page, "restored-layout")
-    page.context.close()
 
 
 def test_commands_are_in_the_palette(browser: Browser, lab: Lab) -> None:
@@ -178,7 +175,6 @@ def test_commands_are_in_the_palette(browser: Browser, lab: Lab) -> None:
     expect(items.filter(has_text="Open Dask Plot…")).to_have_count(1)
     for command in ("dashdock:add-source", "dashdock:open-plot", "dashdock:open-layout"):
         assert page.evaluate(f"() => window.jupyterapp.commands.hasCommand('{command}')")
-    page.context.close()
 
 
 def test_dask_launch_layout_command_accepts_a_proxied_dashboard_link(
@@ -193,4 +189,3 @@ def test_dask_launch_layout_command_accepts_a_proxied_dashboard_link(
         # Beside the Launcher a grid cell can fall below the smallest pane size: it is a tab then.
         page.locator(".lm-DockPanel-tabBar .lm-TabBar-tab", has_text=name).first.click()
         wait_for_bokeh_plot(page, name)
-    page.context.close()

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from conftest import DaskCluster, Lab, open_lab, wait_for_lab
 from helpers import PANE, open_sidebar, wait_until
+from lab import DaskCluster, Lab, open_lab, wait_for_lab
 from playwright.sync_api import Browser, Page, expect
 
 VIEW = ".jp-dashdock-HistoryView"
@@ -68,4 +68,3 @@ def test_layout_and_history_open_again_after_they_were_closed_and_after_a_reload
     wait_for_lab(page)
     _layout_and_history(page, source["id"])
     expect(page.locator(PANE)).to_have_count(panes)
-    page.context.close()

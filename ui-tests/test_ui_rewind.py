@@ -10,9 +10,9 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 from a11y import assert_accessible
-from conftest import DaskCluster, Lab, open_lab, screenshot
 from distributed import Client
 from helpers import live_run, pane, recorded_cluster, wait_for_bokeh_plot, wait_until
+from lab import DaskCluster, Lab, open_lab, screenshot
 from playwright.sync_api import Browser, expect
 
 TASKS = 60

@@ -13,8 +13,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from a11y import assert_accessible
-from conftest import DaskCluster, Lab, open_lab, screenshot
 from helpers import SIDEBAR, add_source, open_sidebar, pane, plot_item
+from lab import DaskCluster, Lab, open_lab, screenshot
 from playwright.sync_api import Browser, Page, expect
 
 PLOTS = f"{SIDEBAR} .jp-dashdock-Plots"
@@ -176,7 +176,6 @@ def test_with_no_source_the_sidebar_says_what_to_do(browser: Browser, lab: Lab) 
     expect(workers.locator(".jp-dashdock-Workers-header")).to_be_hidden()
     screenshot(page, "sidebar-empty")
     assert_accessible(page, SIDEBAR)
-    page.context.close()
 
 
 def test_a_plot_opens_from_the_keyboard_alone(browser: Browser, lab: Lab, dask_cluster: DaskCluster) -> None:
@@ -307,7 +306,6 @@ def test_a_plot_opens_from_the_keyboard_alone(browser: Browser, lab: Lab, dask_c
     print(f"plots listed: {sidebar.locator('.jp-dashdock-Plot').count()}")
     screenshot(page, "sidebar-keyboard-1600x1000")
     assert_accessible(page, SIDEBAR)
-    page.context.close()
 
 
 def test_sources_by_keyboard_selection_contrast_and_plot_errors(
@@ -376,4 +374,3 @@ def test_sources_by_keyboard_selection_contrast_and_plot_errors(
     expect(rows).to_have_count(1)
     expect(first).to_be_focused()
     assert_accessible(page, SIDEBAR)
-    page.context.close()

@@ -8,8 +8,8 @@ first row and its controls lie inside the window, above the status bar.
 from __future__ import annotations
 
 import pytest
-from conftest import TOKEN, DaskCluster, Lab, screenshot, wait_for_lab
 from helpers import add_source, open_sidebar, wait_until
+from lab import TOKEN, DaskCluster, Lab, screenshot, wait_for_lab
 from playwright.sync_api import Browser, Locator, Page, expect
 
 SECTIONS = ("Sources", "Plots", "Workers", "Clusters", "History")
@@ -100,7 +100,6 @@ def test_each_expanded_section_has_room(
     run.scroll_into_view_if_needed()
     assert _inside(page, run)
     screenshot(page, f"sidebar-room-reloaded-{width}")
-    context.close()
 
 
 def test_a_new_clusters_card_shows_its_controls_on_a_1000_px_screen(browser: Browser, lab: Lab) -> None:
@@ -121,7 +120,6 @@ def test_a_new_clusters_card_shows_its_controls_on_a_1000_px_screen(browser: Bro
     screenshot(page, "sidebar-room-cluster-card")
     cluster_id = card.get_attribute("data-cluster-id")
     lab.api(f"dashdock/api/clusters/{cluster_id}", "DELETE")
-    context.close()
 
 
 def _within(locator: Locator, container: Locator) -> bool:

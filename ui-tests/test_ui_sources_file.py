@@ -9,8 +9,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import DaskCluster, Lab, open_lab, screenshot, start_lab, stop_lab
 from helpers import add_source, open_sidebar
+from lab import DaskCluster, Lab, open_lab, screenshot, start_lab, stop_lab
 from playwright.sync_api import Browser, expect
 
 
@@ -57,4 +57,3 @@ def test_disabled_sources_and_an_unsaved_add_are_shown(
         ".jp-dashdock-Source-remove"
     ).click(force=True)
     expect(disabled).to_have_count(1)
-    page.context.close()

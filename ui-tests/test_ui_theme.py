@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import io
 
-from conftest import OUTPUT, DaskCluster, Lab, open_lab, screenshot
 from helpers import pane, pane_frame, wait_for_bokeh_plot, wait_until
+from lab import OUTPUT, DaskCluster, Lab, open_lab, screenshot
 from PIL import Image
 from playwright.sync_api import Page, expect
 
@@ -177,7 +177,6 @@ def test_dark_plot_keeps_the_colours_of_its_data(browser, lab: Lab, dask_cluster
     assert compared > 500, "too few task pixels to compare: is the sample work running?"
     assert same / compared > 0.97
     _set_theme(page, "JupyterLab Light")
-    page.context.close()
 
 
 def test_dark_plot_text_and_legends_are_readable(browser, lab: Lab, dask_cluster: DaskCluster) -> None:
@@ -213,7 +212,6 @@ def test_dark_plot_text_and_legends_are_readable(browser, lab: Lab, dask_cluster
         ".map(m => m.background_fill_color)"
     )
     assert legends and all(color in ("#ffffff", "white") for color in legends), legends
-    page.context.close()
 
 
 def test_fine_performance_metrics_fills_its_pane(browser, lab: Lab, dask_cluster: DaskCluster) -> None:
@@ -246,4 +244,3 @@ def test_fine_performance_metrics_fills_its_pane(browser, lab: Lab, dask_cluster
     print(f"Fine Performance Metrics uses {used:.0%} of its pane's height")
     screenshot(page, "fine-performance-metrics-size")
     assert used > 0.85
-    page.context.close()

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import time
 
-from conftest import Lab, open_lab, screenshot
 from distributed import Client
 from helpers import PANE, live_run, recorded_cluster, wait_until
+from lab import Lab, open_lab, screenshot
 from playwright.sync_api import Browser, Locator, Page, expect
 
 MIN_WIDTH, MIN_HEIGHT = 320, 200
@@ -89,4 +89,3 @@ def test_open_window_beside_a_layout_keeps_every_pane_usable(browser: Browser, l
     assert status.get_attribute("title"), "a status cut short is readable in full in its tooltip"
     screenshot(page, "window-room-narrow-pane")
     lab.api(f"dashdock/api/clusters/{running['id']}", "DELETE")
-    page.context.close()

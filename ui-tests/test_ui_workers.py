@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from conftest import DaskCluster, Lab, open_lab, screenshot
 from helpers import add_source, open_sidebar, pane, wait_for_bokeh_plot
+from lab import DaskCluster, Lab, open_lab, screenshot
 from playwright.sync_api import Browser, expect
 
 
@@ -35,4 +35,3 @@ def test_open_a_workers_page_from_the_selector(browser: Browser, lab: Lab, dask_
     # It follows its scheduler's health, so it is live rather than an unknown source.
     expect(worker_pane).to_have_attribute("data-status", "live")
     screenshot(page, "worker-system-page")
-    page.context.close()

@@ -29,6 +29,8 @@ def _hooks():
             spec = importlib.util.spec_from_file_location(
                 _PRIVATE_NAME, os.path.join(folder, "__init__.py"), submodule_search_locations=[folder]
             )
+            if spec is None or spec.loader is None:
+                raise ImportError(f"no kernel package in {folder}")
             package = importlib.util.module_from_spec(spec)
             sys.modules[_PRIVATE_NAME] = package
             spec.loader.exec_module(package)

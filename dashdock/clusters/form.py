@@ -166,13 +166,15 @@ def fields_of_class(cluster_class: type, configured: dict[str, Any]) -> list[For
             continue
         if parameter.name in _NOT_FORM_FIELDS or parameter.name in taken or parameter.name.startswith("_"):
             continue
-        default = configured.get(parameter.name, parameter.default)
-        kind = _simple_type(default, parameter.annotation)
-        if kind is None:
+        value = configured.get(parameter.name, parameter.default)
+        value_kind = _simple_type(value, parameter.annotation)
+        if value_kind is None:
             continue
-        if default is inspect.Parameter.empty or default is None:
-            default = {"int": 0, "float": 0.0, "string": "", "bool": False}[kind]
-        fields.append(FormField(parameter.name, parameter.name.replace("_", " ").capitalize(), kind, default))
+        if value is inspect.Parameter.empty or value is None:
+            value = {"int": 0, "float": 0.0, "string": "", "bool": False}[value_kind]
+        fields.append(
+            FormField(parameter.name, parameter.name.replace("_", " ").capitalize(), value_kind, value)
+        )
         if len(fields) >= MAX_FIELDS:
             break
     return fields

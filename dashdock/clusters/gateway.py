@@ -22,18 +22,19 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import builtins
 import hashlib
-import importlib
 import logging
-import re
 import time
 from contextlib import suppress
-from dataclasses import dataclass
 from typing import Any
 
 from dashdock.clusters.form import FormField, fields_of_gateway, parse_values
+from dashdock.clusters.gateway_client import GatewayClient, GatewaySettings, without_userinfo_in
 from dashdock.clusters.limits import ClusterLimits
-from dashdock.errors import Conflict, DashdockError, Failed, Invalid, NotFound, TimedOut, Unavailable
+from dashdock.clusters.request import NewCluster, Size
+from dashdock.clusters.view import ClusterView, Resized, Status, Submitted
+from dashdock.errors import DashdockError, Invalid, NotFound
 from dashdock.sources.credentials import parse_credential
 from dashdock.sources.registry import SourceRegistry
 from dashdock.targets import TargetError, userinfo_of, without_userinfo
@@ -48,27 +49,7 @@ LISTING_WAIT = 3.0
 # How long a cluster's size may take to read from its dashboard, within the listing's wait.
 SIZE_WAIT = 2.5
 _ACTIVE = ("PENDING", "RUNNING", "STOPPING")
-# The user name and password in any URL of a text: "//user:pw@host" -> "//host".
-_USERINFO = re.compile(r"(?<=//)[^/?#@\s]*@")
-
-
-@dataclass(frozen=True)
-class GatewaySettings:
-    """Where the gateway is and how to authenticate (``None``: dask-gateway's config decides)."""
-
-    address: str | None
-    proxy_address: str | None
-    public_address: str | None
-    auth: str | None
-    timeout: float
-
-    @property
-    def configured(self) -> bool:
-        if self.address:
-            return True
-        import dask.config
-
-        return bool(dask.config.get("gateway.address", default=None))
+_STATUSES: dict[str, Status] = {"PENDING": "starting", "RUNNING": "running"}  # else closing
 
 
 class GatewayClusters:
@@ -78,10 +59,10 @@ class GatewayClusters:
         self, settings: GatewaySettings, registry: SourceRegistry, limits: ClusterLimits, log: logging.Logger
     ) -> None:
         self.settings = settings
+        self._api = GatewayClient(settings)
         self.limits = limits
         self._registry = registry
         self._log = log
-        self._client: Any = None
         self._names: dict[str, str] = {}  # cluster id -> gateway cluster name
         self._made_here: dict[str, float] = {}  # names of clusters made here -> when (monotonic)
         self._adapt: dict[str, dict[str, int]] = {}
@@ -90,18 +71,18 @@ class GatewayClusters:
         self._running_since: dict[str, float] = {}  # name -> when first seen running (monotonic)
         self._sizing: dict[str, asyncio.Task[None]] = {}  # cluster id -> its size, given once it runs
         # One listing asked of the gateway at a time, however many browsers poll; and what it last said.
-        self._listing: asyncio.Task[list[dict[str, Any]]] | None = None
-        self._last_listed: list[dict[str, Any]] = []
+        self._listing: asyncio.Task[list[ClusterView]] | None = None
+        self._last_listed: list[ClusterView] = []
         self._authenticated: set[str] = set()  # sources given the userinfo of their link as credentials
 
     @property
     def address(self) -> str | None:
-        return self._client.address if self._client is not None else self.settings.address
+        return self._api.address
 
     def owns(self, cluster_id: str) -> bool:
         return cluster_id in self._names
 
-    async def listed(self, wait: float = LISTING_WAIT) -> tuple[list[dict[str, Any]], str]:
+    async def listed(self, wait: float = LISTING_WAIT) -> tuple[list[ClusterView], str]:
         """The user's active clusters, and a note when they are the ones listed before.
 
         A gateway slower than ``wait`` does not hold up the listing of the server's own clusters:
@@ -124,45 +105,45 @@ class GatewayClusters:
         self._last_listed = listing.result()  # a failure raises here, for each request that waited
         return self._last_listed, ""
 
-    async def list(self) -> list[dict[str, Any]]:
+    async def list(self) -> list[ClusterView]:
         """The user's active clusters, each as the clusters API describes one; their sources follow."""
         asked = time.monotonic()
-        reports = await self._call("list the clusters", lambda gateway: gateway.list_clusters())
+        reports = await self._api.call("list the clusters", lambda gateway: gateway.list_clusters())
         # A cluster stopped here is gone for the user, even if the gateway still lists it stopping
         # (or answers a listing asked before it was stopped); the gateway forgets it in the end.
         self._stopped &= {report.name for report in reports if report.status.name in _ACTIVE}
         reports = [r for r in reports if r.status.name in _ACTIVE and r.name not in self._stopped]
         reports = reports[:MAX_LISTED]
         described = await asyncio.gather(*(self._describe(report) for report in reports))
-        described = [c for c in described if c["name"] not in self._stopped]  # stopped meanwhile
+        described = [c for c in described if c.name not in self._stopped]  # stopped meanwhile
         # A cluster made here since the listing was asked stays known, so it can be resized; one
         # the gateway no longer lists was stopped elsewhere.
         listed = {report.name for report in reports}
         self._made_here = {n: t for n, t in self._made_here.items() if n in listed or t > asked}
         self._running_since = {n: t for n, t in self._running_since.items() if n in listed}
         self._names = {cluster_id_for(name): name for name in [*self._made_here, *listed]}
-        for source_id in self._sources - {c["source"] for c in described if c["source"]}:
+        for source_id in self._sources - {c.source for c in described if c.source}:
             self._registry.unregister(source_id)
-        self._sources &= {c["source"] for c in described}
+        self._sources &= {c.source for c in described}
         return described
 
-    async def form(self) -> list[FormField]:
-        options = await self._call("read the cluster options", lambda gateway: gateway.cluster_options())
+    async def form(self) -> builtins.list[FormField]:
+        options = await self._api.call("read the cluster options", lambda gateway: gateway.cluster_options())
         return fields_of_gateway(options)
 
-    async def start(
-        self, values: object, workers: int | None, adapt: dict[str, int] | None
-    ) -> dict[str, Any]:
+    async def start(self, values: object, workers: int | None, adapt: dict[str, int] | None) -> Submitted:
         """Submit a cluster with the form's values; it gets its size once it runs (the gateway starts it
         without workers, and resizes only running clusters)."""
         self.limits.check(workers, adapt)
-        options = await self._call("read the cluster options", lambda gateway: gateway.cluster_options())
+        options = await self._api.call("read the cluster options", lambda gateway: gateway.cluster_options())
         for name, value in parse_values(fields_of_gateway(options), values or {}).items():
             try:
                 options[name] = value
             except (TypeError, ValueError) as exc:
                 raise Invalid(f"The gateway refuses this value of '{name}': {exc}") from None
-        name = await self._call("create a cluster", lambda gateway: gateway.submit(cluster_options=options))
+        name = await self._api.call(
+            "create a cluster", lambda gateway: gateway.submit(cluster_options=options)
+        )
         cluster_id = cluster_id_for(name)
         self._names[cluster_id] = name
         self._made_here[name] = time.monotonic()
@@ -170,14 +151,14 @@ class GatewayClusters:
             self._sizing[cluster_id] = asyncio.ensure_future(
                 self._size_once_running(cluster_id, name, workers, adapt)
             )
-        return {"id": cluster_id, "name": name, "provider": "gateway", "status": "starting"}
+        return Submitted(cluster_id, name, "gateway", "starting")
 
     async def scale(self, cluster_id: str, workers: int) -> str:
         """Scale to ``workers``; returns what the gateway did instead (its limit), else ''."""
         self.limits.check(workers, None)
         name = self._name(cluster_id)
         self._stop_sizing(cluster_id)  # the user's size, not the one asked for at the start
-        said = await self._resize(name, "scale", {"count": workers})
+        said = await self._api.resize(name, "scale", {"count": workers})
         self._adapt.pop(cluster_id, None)
         return said
 
@@ -187,14 +168,28 @@ class GatewayClusters:
         bounds = {"minimum": minimum, "maximum": maximum}
         name = self._name(cluster_id)
         self._stop_sizing(cluster_id)
-        said = await self._resize(name, "adapt", {**bounds, "active": True})
+        said = await self._api.resize(name, "adapt", {**bounds, "active": True})
         self._adapt[cluster_id] = bounds
         return said
+
+    # The provider protocol (facade.py): what the clusters API asks of the gateway's clusters.
+
+    async def create(self, request: NewCluster) -> Submitted:
+        return await self.start(request.options, request.size.workers, request.size.adapt)
+
+    async def resize(self, cluster_id: str, size: Size) -> Resized:
+        """Over the gateway's own limit, it resizes to the limit and says so: the user reads it."""
+        if size.adapt is not None:
+            said = await self.adapt(cluster_id, size.adapt["minimum"], size.adapt["maximum"])
+        else:
+            assert size.workers is not None
+            said = await self.scale(cluster_id, size.workers)
+        return Resized(cluster_id, said)
 
     async def stop(self, cluster_id: str) -> None:
         name = self._name(cluster_id)
         self._stop_sizing(cluster_id)
-        await self._call("stop the cluster", lambda gateway: gateway.stop_cluster(name))
+        await self._api.call("stop the cluster", lambda gateway: gateway.stop_cluster(name))
         self._stopped.add(name)
         self._made_here.pop(name, None)
         self._names.pop(cluster_id, None)
@@ -209,9 +204,7 @@ class GatewayClusters:
         if self._listing is not None:
             self._listing.cancel()
             self._listing = None
-        if self._client is not None:
-            client, self._client = self._client, None
-            await client.close()
+        await self._api.close()
 
     async def _size_once_running(
         self, cluster_id: str, name: str, workers: int | None, adapt: dict[str, int] | None
@@ -219,7 +212,7 @@ class GatewayClusters:
         """Give a new cluster the size asked for when it was made, as soon as it runs."""
         try:
             while True:
-                report = await self._call(
+                report = await self._api.call(
                     "look at the new cluster", lambda gateway: gateway.get_cluster(name)
                 )
                 if report.status.name != "PENDING":
@@ -228,12 +221,12 @@ class GatewayClusters:
             if report.status.name != "RUNNING":
                 return  # it failed to start, or was stopped: there is nothing to size
             if adapt is not None:
-                said = await self._resize(name, "adapt", {**adapt, "active": True})
+                said = await self._api.resize(name, "adapt", {**adapt, "active": True})
                 self._adapt[cluster_id] = dict(adapt)
             else:
-                said = await self._resize(name, "scale", {"count": workers})
+                said = await self._api.resize(name, "scale", {"count": workers})
             if said:
-                self._log.warning("dashdock: gateway cluster %s: %s", name, self._scrubbed(said))
+                self._log.warning("dashdock: gateway cluster %s: %s", name, self._api.scrubbed(said))
         except DashdockError as exc:
             self._log.warning(
                 "dashdock: gateway cluster %s did not get the size asked for: %s", name, exc.reason
@@ -247,36 +240,13 @@ class GatewayClusters:
         if task is not None and task is not asyncio.current_task():
             task.cancel()
 
-    async def _resize(self, name: str, op: str, request: dict[str, object]) -> str:
-        """Ask the gateway to ``scale`` or ``adapt`` a cluster; returns what it did instead, else ''.
-
-        A request over the gateway's cluster_max_workers is cut down to that limit and answered with
-        a message, which dask-gateway's ``scale_cluster``/``adapt_cluster`` only turn into a Python
-        warning in the server's log; its request method hands the answer back to be told to the user.
-        """
-        doing = "scale the cluster" if op == "scale" else "make the cluster adaptive"
-
-        async def send(gateway: Any) -> str:
-            url = f"{gateway.address}/api/v1/clusters/{name}/{op}"
-            response = await gateway._request("POST", url, json=request)
-            try:
-                answer = await response.json()
-            except Exception:  # an answer without a body: nothing was changed from the request
-                return ""
-            if not isinstance(answer, dict) or answer.get("ok", True) or not answer.get("msg"):
-                return ""
-            return self._scrubbed(f"The Dask Gateway limits this cluster: {str(answer['msg'])[:500]}")
-
-        said: str = await self._call(doing, send)
-        return said
-
     def _name(self, cluster_id: str) -> str:
         try:
             return self._names[cluster_id]
         except KeyError:
             raise NotFound("There is no gateway cluster with this id (it may have stopped).") from None
 
-    async def _describe(self, report: Any) -> dict[str, Any]:
+    async def _describe(self, report: Any) -> ClusterView:
         cluster_id = cluster_id_for(report.name)
         running = report.status.name == "RUNNING"
         source = self._source_for(cluster_id, report) if running else None
@@ -293,20 +263,20 @@ class GatewayClusters:
                 workers = len(listed)
                 threads = sum(worker.threads or 0 for worker in listed)
                 memory = sum(worker.memory_limit or 0 for worker in listed)
-        return {
-            "id": cluster_id,
-            "name": report.name,
-            "provider": "gateway",
-            "status": {"PENDING": "starting", "RUNNING": "running"}.get(report.status.name, "closing"),
-            "scheduler": _without_userinfo(report.scheduler_address),
-            "dashboard": _without_userinfo(report.dashboard_link),
-            "workers": workers,
-            "threads": threads,
-            "memory": memory,
-            "adapt": self._adapt.get(cluster_id),
-            "tasks": None,  # the gateway does not say; shutting down asks first
-            "source": source,
-        }
+        return ClusterView(
+            id=cluster_id,
+            name=report.name,
+            provider="gateway",
+            status=_STATUSES.get(report.status.name, "closing"),
+            scheduler=without_userinfo_in(report.scheduler_address),
+            dashboard=without_userinfo_in(report.dashboard_link),
+            workers=workers,
+            threads=threads,
+            memory=memory,
+            adapt=self._adapt.get(cluster_id),
+            tasks=None,  # the gateway does not say; shutting down asks first
+            source=source,
+        )
 
     def _source_for(self, cluster_id: str, report: Any) -> str | None:
         """The source showing this cluster's dashboard: a notebook's, else one of its own."""
@@ -354,81 +324,10 @@ class GatewayClusters:
         except DashdockError as exc:
             self._log.warning(
                 "dashdock: the dashboard of a gateway cluster refused its credentials: %s",
-                self._scrubbed(exc.reason),
+                self._api.scrubbed(exc.reason),
             )
-
-    def _scrubbed(self, text: str) -> str:
-        """A message without the user name and password of the gateway's addresses (answers, logs)."""
-        text = _USERINFO.sub("", text)
-        for address in (self.settings.address, self.settings.public_address, self.settings.proxy_address):
-            userinfo = userinfo_of(address) if address else None
-            if userinfo is not None and userinfo[1]:
-                text = text.replace(userinfo[1], "***")
-        return text
-
-    async def _call(self, doing: str, operation: Any) -> Any:
-        """``operation(gateway)`` within the timeout, its failures said for people."""
-        try:
-            gateway = await self._gateway()
-            return await asyncio.wait_for(operation(gateway), self.settings.timeout)
-        except (TimeoutError, asyncio.TimeoutError):
-            raise TimedOut(
-                f"The Dask Gateway did not answer in {self.settings.timeout:g} s when asked to {doing}."
-            ) from None
-        except DashdockError as exc:
-            exc.reason = self._scrubbed(exc.reason)
-            raise
-        except Exception as exc:  # dask-gateway and aiohttp errors of every kind, said for people
-            said = _said(doing, exc)
-            said.reason = self._scrubbed(said.reason)
-            raise said from None  # the cause's text (and traceback in logs) may hold the password
-
-    async def _gateway(self) -> Any:
-        if self._client is None:
-            try:
-                # Its first import brings in distributed: seconds the server's loop must not wait.
-                module = await asyncio.to_thread(importlib.import_module, "dask_gateway")
-            except ImportError:
-                raise Unavailable(
-                    "A Dask Gateway is configured, but dask-gateway is not installed in the Jupyter "
-                    "server's environment (pip install dask-gateway)."
-                ) from None
-            settings = self.settings
-            try:
-                self._client = module.Gateway(
-                    address=settings.address,
-                    proxy_address=settings.proxy_address,
-                    public_address=settings.public_address,
-                    auth=settings.auth,
-                    asynchronous=True,
-                )
-            except (ValueError, TypeError, ImportError) as exc:
-                raise Invalid(self._scrubbed(f"The Dask Gateway settings are not usable: {exc}")) from None
-        return self._client
-
-
-def _without_userinfo(value: object) -> object:
-    """An address or link as the browser may see it: any URL in it without a user and password."""
-    return _USERINFO.sub("", value) if isinstance(value, str) else value
 
 
 def cluster_id_for(name: str) -> str:
     """A gateway cluster's id in dashdock (also its source's): stable, and a source id's shape."""
     return hashlib.sha256(f"gateway:{name}".encode()).hexdigest()[:12]
-
-
-def _said(doing: str, exc: Exception) -> DashdockError:
-    status = getattr(exc, "status", None)
-    text = str(exc) or type(exc).__name__
-    if status in (401, 403):
-        return Unavailable(
-            f"The Dask Gateway refused this server's credentials when asked to {doing} (HTTP {status}). "
-            "Check c.DashdockApp.gateway_auth (or gateway.auth in Dask's config)."
-        )
-    if type(exc).__name__ == "GatewayClusterError":
-        return Conflict(f"The Dask Gateway could not {doing}: {text}")
-    if type(exc).__name__ == "GatewayServerError":  # it answered, with an error of its own
-        return Failed(f"The Dask Gateway failed to {doing}: {text[:500]}")
-    if isinstance(exc, ValueError):
-        return Failed(f"The Dask Gateway could not {doing}: {text}")
-    return Unavailable(f"The Dask Gateway is not reachable to {doing}: {text}")

@@ -12,6 +12,7 @@ with a message naming it, a configured size over it is clamped with a warning.
 from __future__ import annotations
 
 import asyncio
+import builtins
 import contextlib
 import itertools
 import json
@@ -25,6 +26,8 @@ from dashdock.clusters.config import ClusterFactory
 from dashdock.clusters.form import FormField, fields_of_class, parse_values
 from dashdock.clusters.host import import_class
 from dashdock.clusters.limits import ClusterLimits
+from dashdock.clusters.request import NewCluster, Size
+from dashdock.clusters.view import ClusterView, Status
 from dashdock.errors import Conflict, DashdockError, Failed, NotFound, OverLimit, TimedOut
 from dashdock.ids import new_source_id
 from dashdock.kernel.protocol import CLIENTS_DIR_VARIABLE, DASHBOARD_LINK_VARIABLE, PRELOAD_VARIABLE
@@ -45,7 +48,7 @@ class ManagedCluster:
         self.id = cluster_id
         self.name = name
         self.process = process
-        self.status = "starting"
+        self.status: Status = "starting"
         self.adapt: dict[str, int] | None = None
         self.info: dict[str, Any] = {}
         self._ids = itertools.count(1)
@@ -53,22 +56,25 @@ class ManagedCluster:
         self.started: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._reader = asyncio.ensure_future(self._read_events())
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "name": self.name,
-            "provider": "local",
-            "status": self.status,
-            "scheduler": self.info.get("scheduler"),
-            "dashboard": self.info.get("dashboard"),
-            "workers": self.info.get("workers", 0),
-            "threads": self.info.get("threads", 0),
-            "memory": self.info.get("memory", 0),
-            "adapt": self.adapt,
+    def view(self) -> ClusterView:
+        return ClusterView(
+            id=self.id,
+            name=self.name,
+            provider="local",
+            status=self.status,
+            scheduler=self.info.get("scheduler"),
+            dashboard=self.info.get("dashboard"),
+            workers=self.info.get("workers", 0),
+            threads=self.info.get("threads", 0),
+            memory=self.info.get("memory", 0),
+            adapt=self.adapt,
             # Unfinished tasks on the scheduler as last asked (None: it cannot tell).
-            "tasks": self.info.get("tasks"),
-            "source": self.id if self.status == "running" and self.info.get("dashboard") else None,
-        }
+            tasks=self.info.get("tasks"),
+            source=self.id if self.status == "running" and self.info.get("dashboard") else None,
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return self.view().to_json()
 
     async def command(self, op: str, **arguments: Any) -> dict[str, Any]:
         if self.process.returncode is not None or self.process.stdin is None:
@@ -153,13 +159,21 @@ class ClusterManager:
     def list(self) -> list[ManagedCluster]:
         return list(self._clusters.values())
 
+    def schedulers(self) -> dict[str, str]:
+        """Source id -> scheduler address of every running cluster (the history records them)."""
+        return {
+            view.source: view.scheduler
+            for view in (cluster.view() for cluster in self._clusters.values())
+            if view.source and view.scheduler
+        }
+
     def get(self, cluster_id: str) -> ManagedCluster:
         try:
             return self._clusters[cluster_id]
         except KeyError:
             raise NotFound("There is no cluster with this id.") from None
 
-    async def form(self) -> list[FormField]:
+    async def form(self) -> builtins.list[FormField]:
         """The fields of the "New cluster" form for the configured class (see form.py)."""
         if self._form is None:
             self._form = await asyncio.to_thread(_class_form, self.factory)
@@ -227,6 +241,24 @@ class ClusterManager:
         self._log.info("dashdock: started %s (%s)", cluster.name, cluster.info["scheduler"])
         return cluster
 
+    async def start_configured(self, requests: builtins.list[object], log: logging.Logger) -> None:
+        """Start the clusters configured to start with the server (``initial_clusters``), one at a
+        time, each sized within the limits (see ``ClusterLimits.configured_size``); a malformed
+        entry, and one refused (those beyond max_clusters), is logged and skipped."""
+        for request in requests:
+            if not isinstance(request, dict):
+                log.warning("dashdock: initial cluster %r ignored: not a mapping", request)
+                continue
+            name = str(request["name"]) if request.get("name") else None
+            label = f"initial cluster {name!r}" if name else "an unnamed initial cluster"
+            workers, adapt = self.limits.configured_size(
+                request.get("workers"), request.get("adapt"), label, log
+            )
+            try:
+                await self.start(name, None if adapt else workers, adapt)
+            except DashdockError as exc:
+                log.warning("dashdock: %s not started: %s", label, exc.reason)
+
     async def scale(self, cluster_id: str, workers: int) -> ManagedCluster:
         cluster = self.get(cluster_id)
         self.limits.check(workers, None)
@@ -258,6 +290,38 @@ class ClusterManager:
         """Ask every running cluster for its current size (concurrently, cheap)."""
         running = [c for c in self._clusters.values() if c.status == "running"]
         await asyncio.gather(*(c.command("info") for c in running), return_exceptions=True)
+
+    # The provider protocol (facade.py): what the clusters API asks of the server's own clusters.
+
+    def owns(self, cluster_id: str) -> bool:
+        return cluster_id in self._clusters
+
+    async def listed(self) -> tuple[builtins.list[ClusterView], str]:
+        """Every cluster, with its size as its scheduler reports it now."""
+        await self.refresh()
+        return [cluster.view() for cluster in self.list()], ""
+
+    async def create(self, request: NewCluster) -> ClusterView:
+        cluster = await self.start(request.name, request.size.workers, request.size.adapt, request.options)
+        return cluster.view()
+
+    async def resize(self, cluster_id: str, size: Size) -> ClusterView:
+        if size.adapt is not None:
+            cluster = await self.adapt(cluster_id, size.adapt["minimum"], size.adapt["maximum"])
+        else:
+            assert size.workers is not None
+            cluster = await self.scale(cluster_id, size.workers)
+        return cluster.view()
+
+    async def described(self, cluster_id: str) -> ClusterView:
+        """One cluster, its size asked of its scheduler when it runs."""
+        cluster = self.get(cluster_id)
+        if cluster.status == "running":
+            await cluster.command("info")
+        return cluster.view()
+
+    async def restarted(self, cluster_id: str) -> ClusterView:
+        return (await self.restart(cluster_id)).view()
 
     async def stop(self, cluster_id: str) -> None:
         cluster = self.get(cluster_id)

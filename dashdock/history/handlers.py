@@ -6,7 +6,7 @@ import math
 import re
 import tempfile
 from collections.abc import AsyncIterator, Callable, Iterator
-from typing import BinaryIO
+from typing import IO
 
 from jupyter_server.auth.decorator import authorized
 from tornado import web
@@ -31,7 +31,7 @@ CHUNK = 64 * 1024
 # on disk beyond.
 _SPOOL_IN_MEMORY = 8 * 1024 * 1024
 # Writes one Parquet export of a run's window into a file.
-ParquetWriter = Callable[[HistoryStore, str, float | None, float | None, BinaryIO], None]
+ParquetWriter = Callable[[HistoryStore, str, float | None, float | None, IO[bytes]], None]
 
 
 def _parquet_chunks(
@@ -55,7 +55,7 @@ class HistoryAPIHandler(ApiHandler):
 
     def window(self) -> tuple[float | None, float | None]:
         """The ``start`` and ``end`` query arguments (Unix seconds), either may be left out."""
-        bounds = []
+        bounds: list[float | None] = []
         for name in ("start", "end"):
             text = self.get_query_argument(name, "")
             if not text:

@@ -13,7 +13,7 @@ loop for 150-200 ms, nearly every time such a run was exported.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, BinaryIO
+from typing import IO, TYPE_CHECKING
 
 from dashdock.errors import NotFound
 from dashdock.history.model import TaskRecord
@@ -35,7 +35,7 @@ def tasks_parquet(
     run_id: str,
     start: float | None,
     end: float | None,
-    out: BinaryIO,
+    out: IO[bytes],
     row_group: int = ROW_GROUP,
 ) -> None:
     """Write the tasks overlapping [start, end] (the whole run when left out) to ``out``."""
@@ -119,7 +119,7 @@ METRIC_ROWS = 1_000_000
 
 
 def metrics_parquet(
-    store: HistoryStore, run_id: str, start: float | None, end: float | None, out: BinaryIO
+    store: HistoryStore, run_id: str, start: float | None, end: float | None, out: IO[bytes]
 ) -> None:
     """Write the custom metric samples (``dashdock.metric``) in [start, end] to ``out``: one row per
     sample (time, metric, line, value), at most ``METRIC_ROWS`` (the newest are left out)."""

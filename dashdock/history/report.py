@@ -2,10 +2,11 @@
 
 The task stream (a bar per span, per worker thread, coloured by group with Dask's own palette),
 worker memory over time (managed, unmanaged, spilled), task groups (count, time), exceptions,
-gaps in the recording and the Fine Performance Metrics totals. Bokeh draws the plots with its
-scripts inlined (``file_html`` with ``INLINE``), so the file opens offline. Task keys and exception
-texts are anyone's code's: everything dashdock writes into the page is HTML-escaped, and Bokeh
-escapes its own data. Every part is bounded; the page says what it left out.
+gaps in the recording and the Fine Performance Metrics totals. Bokeh draws the plots (through
+figures.py, as the History view's pages do) with its scripts inlined (``file_html`` with
+``INLINE``), so the file opens offline. Task keys and exception texts are anyone's code's:
+everything dashdock writes into the page is HTML-escaped, and Bokeh escapes its own data. Every
+part is bounded; the page says what it left out.
 """
 
 from __future__ import annotations
@@ -14,18 +15,26 @@ import html
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from dashdock.errors import NotFound
+from dashdock.history.figures import (
+    ACTION_COLOURS,
+    MEMORY_POINTS,
+    STALE,
+    Clipped,
+    draw_task_stream,
+    report_custom_metrics,
+    report_memory,
+)
 from dashdock.history.model import (
     MAX_EXCEPTION,
     Event,
-    MetricSample,
     Run,
     TaskRecord,
     WorkerSample,
     is_clipped,
 )
-from dashdock.history.pages import Clipped
 from dashdock.history.store import HistoryStore
 
 
@@ -37,7 +46,8 @@ class ReportLimits:
     text: int = 4_000_000
     groups: int = 200  # task groups listed
     exceptions: int = 100  # exceptions listed
-    memory_points: int = 1_000  # points of the memory plot
+    memory_points: int = MEMORY_POINTS  # points of the memory plot (as the view's)
+    stale: float = STALE  # s: a worker with no sample for this long no longer counts in the total
     samples: int = 200_000  # worker samples read
     metrics_rows: int = 300  # Fine Performance Metrics rows
     metric_samples: int = 100_000  # custom metric samples read (dashdock.metric)
@@ -45,8 +55,6 @@ class ReportLimits:
 
 
 # Bokeh puts "{% extends base %}" (its own page) before a template given as text.
-# Dask's task stream colours spans that are not computation the same way.
-_ACTION_COLOURS = {"transfer": "red", "disk-read": "orange", "disk-write": "orange", "deserialize": "gray"}
 _TEMPLATE = """
 {% block postamble %}<style>
 body { font: 14px system-ui, sans-serif; margin: 1em 2em; }
@@ -114,7 +122,7 @@ class _Window:
             self.rects["y"].append(lane)
             self.rects["left"].append(span.start * 1000)  # Bokeh's datetime axis counts milliseconds
             self.rects["right"].append(span.stop * 1000)
-            self.rects["color"].append(_ACTION_COLOURS.get(span.action) or self.colour(task.group))
+            self.rects["color"].append(ACTION_COLOURS.get(span.action) or self.colour(task.group))
             self.rects["key"].append(task.key)
             self.rects["group"].append(task.group)
             self.rects["action"].append(span.action)
@@ -148,11 +156,11 @@ def html_report(
     last = end if end is not None else (run.end or time.time())
     plots = [_task_stream(window, first, last)]
     if samples:
-        plots.append(_memory(samples, first, last, limits.memory_points))
+        plots.append(report_memory(samples, first, last, limits.memory_points, limits.stale))
         plots[1].x_range = plots[0].x_range  # zooming one zooms both
     custom = store.metric_samples(run_id, start, end, limit=limits.metric_samples)
     if custom:
-        plots.append(_custom_metrics(custom, limits.metric_lines))
+        plots.append(report_custom_metrics(custom, limits.metric_lines))
         plots[-1].x_range = plots[0].x_range
     metrics = store.events(run_id, start, end, limit=1, kind="metrics", newest_first=True)
     exceptions = store.events(run_id, start, end, limit=limits.exceptions, kind="exception")
@@ -173,104 +181,25 @@ def html_report(
     )
 
 
-def _task_stream(window: _Window, first: float, last: float):
-    from bokeh.models import ColumnDataSource, HoverTool
+def _task_stream(window: _Window, first: float, last: float) -> Any:
+    from bokeh.models import Range1d
     from bokeh.plotting import figure
 
     lanes = max(len(window.lanes), 1)
     plot = figure(
         title="Task stream",
         x_axis_type="datetime",
-        x_range=(first * 1000, last * 1000),
+        x_range=Range1d(start=first * 1000, end=last * 1000),
         height=min(120 + 18 * lanes, 900),
         sizing_mode="stretch_width",
         tools="xpan,xwheel_zoom,box_zoom,reset,save",
     )
-    plot.hbar(
-        y="y",
-        left="left",
-        right="right",
-        height=0.9,
-        color="color",
-        alpha=0.8,
-        source=ColumnDataSource(window.rects),
-    )
-    # Bokeh escapes field values in tooltips (only the {safe} format would not).
-    plot.add_tools(HoverTool(tooltips=[("key", "@key"), ("group", "@group"), ("action", "@action")]))
-    plot.yaxis.ticker = list(range(len(window.lanes)))
-    plot.yaxis.major_label_overrides = {
+    labels = {
         lane: f"{worker} / {'?' if thread is None else thread}"
         for (worker, thread), lane in window.lanes.items()
     }
-    return plot
-
-
-def _memory(samples: list[WorkerSample], first: float, last: float, points: int):
-    from bokeh.models import ColumnDataSource
-    from bokeh.plotting import figure
-
-    # Each worker's last sample in a bucket, summed over workers: a few hundred points for any window.
-    bucket = max((last - first) / points, 1e-3)
-    latest: dict[int, dict[str, WorkerSample]] = {}
-    for sample in samples:
-        latest.setdefault(int((sample.time - first) // bucket), {})[sample.worker] = sample
-    data: dict[str, list[float]] = {"time": [], "managed": [], "unmanaged": [], "spilled": []}
-    for index in sorted(latest):
-        data["time"].append((first + index * bucket) * 1000)
-        for kind in ("managed", "unmanaged", "spilled"):
-            data[kind].append(sum(getattr(s, kind) for s in latest[index].values()))
-    plot = figure(
-        title="Worker memory (all workers)",
-        x_axis_type="datetime",
-        height=250,
-        sizing_mode="stretch_width",
-        tools="xpan,xwheel_zoom,reset,save",
-    )
-    plot.varea_stack(
-        ["managed", "unmanaged", "spilled"],
-        x="time",
-        color=["#0071c5", "#6aa8d8", "#b0b0b0"],
-        legend_label=["managed", "unmanaged", "spilled"],
-        source=ColumnDataSource(data),
-    )
-    plot.yaxis.axis_label = "bytes"
-    plot.legend.location = "top_left"
-    return plot
-
-
-def _custom_metrics(samples: list[MetricSample], max_lines: int):
-    """The custom metrics a notebook added (``dashdock.metric``): a line each, over time."""
-    from bokeh.models import ColumnDataSource
-    from bokeh.palettes import Category10_10
-    from bokeh.plotting import figure
-
-    lines: dict[tuple[str, str], dict[str, list[float]]] = {}
-    for sample in samples:
-        series = lines.get((sample.metric, sample.line))
-        if series is None:
-            if len(lines) >= max_lines:
-                continue
-            series = lines[(sample.metric, sample.line)] = {"time": [], "value": []}
-        series["time"].append(sample.time * 1000)
-        series["value"].append(sample.value)
-    plot = figure(
-        title="Custom metrics",
-        x_axis_type="datetime",
-        height=250,
-        sizing_mode="stretch_width",
-        tools="xpan,xwheel_zoom,reset,save",
-    )
-    for index, ((metric, line), series) in enumerate(lines.items()):
-        label = metric if line == metric else f"{metric}: {line}"
-        plot.line(
-            "time",
-            "value",
-            source=ColumnDataSource(series),
-            legend_label=label,
-            color=Category10_10[index % 10],
-            line_width=2,
-        )
-    plot.legend.location = "top_left"
+    tooltips = [("key", "@key"), ("group", "@group"), ("action", "@action")]
+    draw_task_stream(plot, window.rects, labels, tooltips)
     return plot
 
 

@@ -1,9 +1,10 @@
-"""The history service in the server: what is recorded, the recorder process kept running, the store read.
+"""The history service in the server: what is recorded, and the recorder process kept running.
 
 Every few seconds the service compares the schedulers dashdock knows (managed clusters, notebooks'
 clients) with what the recorder records, and tells it to start or stop. The recorder is one
-process (recorder.py) spoken to over pipes, as the cluster hosts are, so reading schedulers never
-runs on the server's event loop; the store is read in worker threads for the same reason. The
+process (recorder/) spoken to over pipes, as the cluster hosts are, so reading schedulers never
+runs on the server's event loop; the store is read in worker threads for the same reason
+(service_store.py, whose reads the service offers the handlers). The
 recorder runs under a memory cap, so a hostile scheduler can exhaust only it; a recorder that dies
 is started again (a bounded number of times, waiting longer each time), and runs it left open are
 ended. What went wrong with a source (its scheduler refused, its reads too big, the recorder dying
@@ -25,8 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from dashdock.errors import NotFound, Unavailable
 from dashdock.history.model import Alert, Run
+from dashdock.history.service_store import ServedStore
 from dashdock.history.store import HistoryStore
 from dashdock.ids import new_source_id
 from dashdock.sources.registry import SourceRegistry
@@ -46,8 +47,6 @@ DEFAULT_RECORDER_MAX_MEMORY = 1024**3
 # whose scheduler is gone would leave an empty run every few seconds.
 RETRY_AFTER = 60.0
 STOP_TIMEOUT = 10.0
-# How long a request waits for the store while the server opens it at its start.
-OPEN_WAIT = 30.0
 
 T = TypeVar("T")
 
@@ -79,7 +78,7 @@ class HistoryService:
         self._registry = registry
         self._schedulers = schedulers  # source id -> scheduler address, of every recordable source
         self._log = log
-        self._store: HistoryStore | None = None
+        self._reads = ServedStore(settings.enabled, settings.store, log)
         self._recorder: asyncio.subprocess.Process | None = None
         self._reader: asyncio.Task[None] | None = None
         self._loop_task: asyncio.Task[None] | None = None
@@ -95,10 +94,12 @@ class HistoryService:
         self._failing: set[str] = set()  # sources whose scheduler has not answered since its last error
         self._stopping: set[str] = set()  # run ids the service asked to stop
         self._computation_seconds = 60.0  # the user's setting: a longer computation is an alert
-        self.problem: str | None = None  # why nothing is recorded, for the user
-        # Set once start() has opened the store (or found it cannot): the server answers requests
-        # before its extensions have finished starting, and "turned off" must not be said meanwhile.
-        self._started = asyncio.Event()
+        self._recorder_problem: str | None = None  # a recorder that kept dying, for the user
+
+    @property
+    def problem(self) -> str | None:
+        """Why nothing is recorded, for the user; None when all is well."""
+        return self._reads.problem or self._recorder_problem
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -106,20 +107,14 @@ class HistoryService:
         try:
             await self._open()
         finally:
-            self._started.set()
+            # The server answers requests before its extensions have finished starting: they wait
+            # until now rather than hear "turned off".
+            self._reads.started()
 
     async def _open(self) -> None:
-        if not self.settings.enabled:
+        if not self.settings.enabled or not await self._reads.open():
             return
-        try:
-            self._store = await asyncio.to_thread(HistoryStore.open, self.settings.store)
-        except OSError as exc:
-            self.problem = f"The history store {self.settings.store} cannot be opened: {exc}"
-            self._log.warning("dashdock: %s", self.problem)
-            return
-        if self._store.warning:
-            self._log.warning("dashdock: %s", self._store.warning)
-        await asyncio.to_thread(self._end_orphaned_runs)
+        await asyncio.to_thread(self._reads.end_orphaned_runs, set(self._recording.values()))
         self._loop_task = asyncio.ensure_future(self._run_forever())
         # The History pages are Bokeh documents made here: import Bokeh's plotting modules now, in a
         # thread, so the first page a user opens does not pay seconds of imports.
@@ -138,8 +133,8 @@ class HistoryService:
                 await asyncio.wait_for(recorder.wait(), STOP_TIMEOUT)
             except TimeoutError:
                 recorder.kill()
-        if self._store is not None:
-            await asyncio.to_thread(self._end_orphaned_runs)
+        if self._reads.store is not None:
+            await asyncio.to_thread(self._reads.end_orphaned_runs, set(self._recording.values()))
 
     # -- what is recorded --------------------------------------------------------------------
 
@@ -178,7 +173,7 @@ class HistoryService:
             await asyncio.sleep(SYNC_INTERVAL)
 
     async def _sync(self) -> None:
-        if self._store is None or not await self._ensure_recorder():
+        if self._reads.store is None or not await self._ensure_recorder():
             return
         await self._registry.learn_schedulers()  # dashboards added by URL name theirs
         wanted = {
@@ -278,13 +273,13 @@ class HistoryService:
         self._addresses.clear()
         self._failing.clear()
         self._stopping.clear()
-        await asyncio.to_thread(self._end_orphaned_runs)
+        await asyncio.to_thread(self._reads.end_orphaned_runs, set())
         if time.monotonic() - self._started_at >= RESTARTS_FORGOTTEN_AFTER:
             self._restarts = 0
         self._restarts += 1
         if self._restarts > MAX_RESTARTS:
-            if self.problem is None:
-                self.problem = "The history recorder stopped working; see the server log."
+            if self._recorder_problem is None:
+                self._recorder_problem = "The history recorder stopped working; see the server log."
                 self._log.error("dashdock: the history recorder exited %d times; not restarted", MAX_RESTARTS)
             return
         self._restart_at = time.monotonic() + RESTART_BACKOFF[min(self._restarts, len(RESTART_BACKOFF)) - 1]
@@ -341,55 +336,23 @@ class HistoryService:
     def _source_of(self, run_id: object) -> str | None:
         return next((source for source, recorded in self._recording.items() if recorded == run_id), None)
 
-    # -- the store, read in threads ----------------------------------------------------------
-
-    def _end_orphaned_runs(self) -> None:
-        """Runs left open by a recorder that is gone end now: they are not live any more."""
-        store = self._store
-        if store is None:
-            return
-        recording = set(self._recording.values())
-        for run in store.runs():
-            if run.live and run.id not in recording:
-                store.end_run(run.id, time.time())
+    # -- the store, read in threads (service_store.py) ------------------------------------------
 
     async def _enforce_retention(self) -> None:
-        store = await self._require_store()
-        deleted = await asyncio.to_thread(
-            store.enforce_retention, self.settings.max_bytes, self.settings.max_age, time.time()
-        )
+        deleted = await self._reads.enforce_retention(self.settings.max_bytes, self.settings.max_age)
         if deleted:
             self._log.info("dashdock: history retention deleted %d old runs", len(deleted))
 
-    async def _require_store(self) -> HistoryStore:
-        if self.settings.enabled and not self._started.is_set():
-            with contextlib.suppress(TimeoutError, asyncio.TimeoutError):
-                await asyncio.wait_for(self._started.wait(), OPEN_WAIT)
-            if not self._started.is_set():
-                raise Unavailable("The history store is still being opened; try again in a moment.")
-        if self._store is None:
-            raise NotFound(self.problem or "History is turned off (c.DashdockApp.history = False).")
-        return self._store
-
     async def runs(self) -> list[Run]:
-        store = await self._require_store()
-        return await asyncio.to_thread(store.runs)
+        return await self._reads.runs()
 
     async def alerts(self, source: str | None, since: float | None, limit: int) -> list[Alert]:
         """What the recorder noticed, most recently updated first (survives restarts with the runs)."""
-        store = await self._require_store()
-        return await asyncio.to_thread(store.alerts, source, since, limit)
+        return await self._reads.alerts(source, since, limit)
 
     async def find(self, run_or_source_id: str) -> Run:
         """A run by its id, or the newest run of a source (a live source's run goes by the source's id)."""
-        runs = await self.runs()
-        for run in runs:
-            if run.id == run_or_source_id:
-                return run
-        of_source = [run for run in runs if run.source == run_or_source_id]
-        if not of_source:
-            raise NotFound(f"No recorded run {run_or_source_id}.")
-        return max(of_source, key=lambda run: run.start)
+        return await self._reads.find(run_or_source_id)
 
     async def delete(self, run_or_source_id: str) -> None:
         run = await self.find(run_or_source_id)
@@ -397,25 +360,15 @@ class HistoryService:
             source_id = next((s for s, r in self._recording.items() if r == run.id), None)
             if source_id is not None:
                 await self.set_recording(source_id, False)
-        store = await self._require_store()
-        await asyncio.to_thread(store.delete_run, run.id)
+        await self._reads.delete_run(run.id)
 
     async def read(self, produce: Callable[[HistoryStore], T]) -> T:
         """Run a reading function against the store in a worker thread."""
-        store = await self._require_store()
-        return await asyncio.to_thread(produce, store)
+        return await self._reads.read(produce)
 
-    async def stream(self, produce: Callable[[HistoryStore], Iterator[bytes]]) -> AsyncIterator[bytes]:
+    def stream(self, produce: Callable[[HistoryStore], Iterator[bytes]]) -> AsyncIterator[bytes]:
         """The chunks of an export, each made in a worker thread; stops when the consumer does."""
-        store = await self._require_store()
-        chunks = produce(store)
-        try:
-            while (chunk := await asyncio.to_thread(next, chunks, None)) is not None:
-                yield chunk
-        finally:
-            close = getattr(chunks, "close", None)
-            if close is not None:
-                await asyncio.to_thread(close)
+        return self._reads.stream(produce)
 
 
 def _one_line(text: object, limit: int = 300) -> str:

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from jupyter_server.auth.decorator import authorized
 from jupyter_server.utils import url_path_join
@@ -24,11 +25,13 @@ from dashdock.history.handlers import REPORT_POLICY, RUN_ID_ARG, HistoryAPIHandl
 from dashdock.history.pages import PageAssets, PageLimits, history_page
 from dashdock.history.service import HistoryService
 
+FuncT = TypeVar("FuncT", bound=Callable[..., Any])
+
 try:
     from jupyter_server.auth.decorator import allow_unauthenticated
 except ImportError:  # jupyter_server < 2.13 leaves authentication to each handler
 
-    def allow_unauthenticated(method: Any) -> Any:  # type: ignore[no-redef]
+    def allow_unauthenticated(method: FuncT) -> FuncT:
         return method
 
 

@@ -7,14 +7,18 @@ the history and a live one costs a few numbers per update.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from bokeh.layouts import column
-from bokeh.models import ColumnDataSource, Legend, LegendItem, PreText
+from bokeh.models import ColumnDataSource
+from bokeh.models.annotations import Legend, LegendItem
+from bokeh.models.widgets import PreText
 from bokeh.palettes import Category10_10
 from bokeh.plotting import figure
 
 if TYPE_CHECKING:
+    from bokeh.models.renderers import GlyphRenderer
+
     from .metric_board import MetricBoard
 
 MAX_UPDATE_MS = 1000  # a slow metric still shows its error (or its removal) within a second
@@ -54,8 +58,11 @@ def build(board: MetricBoard, slug: str, doc: Any) -> None:
             if source is None:
                 source = sources[line] = ColumnDataSource({"time": times, "value": values}, name=line)
                 colour = Category10_10[(len(sources) - 1) % len(Category10_10)]
-                renderer = plot.line("time", "value", source=source, line_width=2, color=colour)
-                legend.items.append(LegendItem(label=line, renderers=[renderer]))
+                renderer: GlyphRenderer[Any] = plot.line(
+                    "time", "value", source=source, line_width=2, color=colour
+                )
+                # Only LegendItems are put in this legend (built with none above).
+                cast(list[LegendItem], legend.items).append(LegendItem(label=line, renderers=[renderer]))
             elif times:
                 source.stream({"time": times, "value": values}, rollover=current.max_points)
         legend.visible = len(sources) > 1

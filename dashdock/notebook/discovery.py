@@ -22,9 +22,11 @@ import json
 import logging
 import os
 import shutil
+import tempfile
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from dashdock.ids import derived_source_id
 from dashdock.kernel.protocol import (
@@ -34,6 +36,8 @@ from dashdock.kernel.protocol import (
     RECORD_SUFFIX,
     valid_record,
 )
+from dashdock.notebook.environment import private_runtime_dir
+from dashdock.notebook.sessions import live_kernels, notebook_names
 from dashdock.sources.model import Source
 from dashdock.sources.registry import SourceRegistry
 from dashdock.targets import (
@@ -65,6 +69,21 @@ def kernel_source_id(kernel_id: str, dashboard: str | None = None) -> str:
 
 
 class KernelClients:
+    @classmethod
+    def of_server(
+        cls, serverapp: Any, registry: SourceRegistry, allowlist: Allowlist, log: logging.Logger
+    ) -> KernelClients:
+        """Clients of the server's kernels, reported into a private directory of its own."""
+        directory = Path(tempfile.mkdtemp(prefix="dashdock-clients-", dir=private_runtime_dir()))
+        return cls(
+            directory,
+            registry,
+            allowlist,
+            lambda: live_kernels(serverapp),
+            lambda: notebook_names(serverapp),
+            log,
+        )
+
     def __init__(
         self,
         directory: Path,

@@ -10,8 +10,11 @@ policy is kept under dashdock's sandbox, which puts every proxied page in an opa
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from http.cookies import CookieError, SimpleCookie
 from urllib.parse import parse_qsl, quote, urlencode, urljoin, urlsplit
+
+from tornado.httputil import HTTPHeaders
 
 from dashdock.targets import Target
 
@@ -88,9 +91,10 @@ _MAX_POLICY_HEADERS = 8
 _MAX_POLICY_LENGTH = 8192
 
 
-def upstream_request_headers(browser_headers: dict[str, str] | object) -> dict[str, str]:
+def upstream_request_headers(browser_headers: Mapping[str, str]) -> dict[str, str]:
     """The browser's headers that may reach the dashboard."""
-    items = browser_headers.get_all() if hasattr(browser_headers, "get_all") else browser_headers.items()  # type: ignore[union-attr]
+    # Every value of a repeated header, as tornado keeps them (``HTTPHeaders.get_all``).
+    items = browser_headers.get_all() if isinstance(browser_headers, HTTPHeaders) else browser_headers.items()
     return {name: value for name, value in items if name.lower() in FORWARDED_REQUEST_HEADERS}
 
 
@@ -113,12 +117,10 @@ def _without_keys(query: str, keys: frozenset[str]) -> str:
     return urlencode([(key, value) for key, value in pairs if key not in keys])
 
 
-def passed_response_headers(upstream_headers: object) -> list[tuple[str, str]]:
-    """Response headers that pass unchanged."""
+def passed_response_headers(upstream_headers: Mapping[str, str]) -> list[tuple[str, str]]:
+    """Response headers that pass unchanged (aiohttp's multidict gives every value of a name)."""
     return [
-        (name, value)
-        for name, value in upstream_headers.items()  # type: ignore[attr-defined]
-        if name.lower() in PASSED_RESPONSE_HEADERS
+        (name, value) for name, value in upstream_headers.items() if name.lower() in PASSED_RESPONSE_HEADERS
     ]
 
 

@@ -10,7 +10,6 @@ forwards both Bokeh subprotocols, and closes each websocket side with the other.
 from __future__ import annotations
 
 import html
-from dataclasses import dataclass
 from typing import Any
 
 import aiohttp
@@ -40,6 +39,7 @@ from dashdock.proxy.headers import (
 from dashdock.proxy.page.script import with_script
 from dashdock.proxy.routing import Route, resolve_route
 from dashdock.proxy.scrub import BodyScrubber, carries, clean_location, is_text, secret_forms
+from dashdock.proxy.services import ProxyServices
 from dashdock.proxy.session_tokens import SessionTokens
 from dashdock.proxy.websocket.relay import RelayRequest, WebSocketRelay
 from dashdock.proxy.websocket.upgrade import SUPPORTED_VERSION, UnsupportedVersion, checked_subprotocols
@@ -52,38 +52,22 @@ _BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 MAX_HEAD_BYTES = 64 * 1024  # of a page gathered before it is sent on (its head, normally a few KiB)
 
 
-@dataclass(frozen=True)
-class ProxySettings:
-    """Limits of the HTTP relay, from the extension's traits."""
-
-    connect_timeout: float
-    read_timeout: float
-
-
 class RelayHandler(DomainErrors, JupyterHandler):
     """One handler for both protocols: the Bokeh page and its ``/ws`` share a URL prefix."""
 
     auth_resource = "dashdock"
+    # Where the request goes: resolved by each subclass's ``prepare`` before anything is relayed.
+    _route: Route
 
-    def initialize(
-        self,
-        registry: SourceRegistry,
-        client: UpstreamClient,
-        allowlist: Allowlist,
-        proxy: ProxySettings,
-        bokeh_js: LocalBokehJS,
-        websockets: WebSocketRelay,
-        capabilities: Capabilities,
-        tokens: SessionTokens,
-    ) -> None:
-        self._registry = registry
-        self._bokeh_js = bokeh_js
-        self._client = client
-        self._allowlist = allowlist
-        self._proxy = proxy
-        self._websockets = websockets
-        self._capabilities = capabilities
-        self._tokens = tokens
+    def initialize(self, services: ProxyServices) -> None:
+        self._registry: SourceRegistry = services.registry
+        self._bokeh_js: LocalBokehJS = services.bokeh_js
+        self._client: UpstreamClient = services.client
+        self._allowlist: Allowlist = services.allowlist
+        self._proxy = services.settings
+        self._websockets: WebSocketRelay = services.websockets
+        self._capabilities: Capabilities = services.capabilities
+        self._tokens: SessionTokens = services.tokens
 
     # -- routing ---------------------------------------------------------------------------
 

@@ -7,7 +7,8 @@ relative URLs, so they all carry the capability.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import aiohttp
 from jupyter_server.utils import ensure_async, url_path_join
@@ -19,11 +20,13 @@ from dashdock.proxy.navigation import started_elsewhere
 from dashdock.proxy.page.script import PAGE_SCRIPT_PATH, page_script, script_tag, with_proxied_static
 from dashdock.proxy.relay_handler import RelayHandler
 
+FuncT = TypeVar("FuncT", bound=Callable[..., Any])
+
 try:
     from jupyter_server.auth.decorator import allow_unauthenticated
 except ImportError:  # jupyter_server < 2.13 leaves authentication to each handler
 
-    def allow_unauthenticated(method: Any) -> Any:  # type: ignore[no-redef]
+    def allow_unauthenticated(method: FuncT) -> FuncT:
         return method
 
 

@@ -9,9 +9,9 @@ from dashdock.errors import Invalid
 from dashdock.http import DEFAULT_MAX_BODY, SOURCE_ID_ARG, ApiHandler
 from dashdock.sources.credentials import parse_credential
 from dashdock.sources.listing import listing
+from dashdock.sources.model import given_name
 from dashdock.sources.registry import SourceRegistry
 from dashdock.sources.workers import WORKER_PAGES
-from dashdock.targets import is_text
 
 
 class _SourcesAPIHandler(ApiHandler):
@@ -38,14 +38,13 @@ class SourcesHandler(_SourcesAPIHandler):
     @authorized
     async def post(self) -> None:
         body = self.read_json_body()
-        url, name = body.get("url"), body.get("name")
+        url = body.get("url")
         if not isinstance(url, str):
             raise Invalid("'url' must be a string, such as http://127.0.0.1:8787.")
-        if name is not None and not (isinstance(name, str) and len(name) <= 200 and is_text(name)):
-            raise Invalid("'name' must be text of at most 200 characters.")
+        name = given_name(body.get("name"))
         given = body.get("credentials")
         credential = None if given is None else parse_credential(given)
-        source, created = await self.registry.add_url(url, name or None, credential)
+        source, created = await self.registry.add_url(url, name, credential)
         self.finish_json(source.to_json(), 201 if created else 200)
 
 

@@ -21,8 +21,10 @@ class _Health(Protocol):
 
 
 class _Source(Protocol):
-    id: str
-    health: _Health
+    @property
+    def id(self) -> str: ...
+    @property
+    def health(self) -> _Health: ...
 
 
 class HealthRounds:
@@ -41,9 +43,17 @@ class HealthRounds:
         for source in waiting[: max(0, self._budget - len(self._running))]:
             task = asyncio.ensure_future(self._check(source.id))
             self._running[source.id] = task
-            task.add_done_callback(lambda _, source_id=source.id: self._running.pop(source_id, None))
+            task.add_done_callback(self._forget(source.id))
         if self._running:
             await asyncio.wait(list(self._running.values()), timeout=self._deadline)
+
+    def _forget(self, source_id: str) -> Callable[[object], None]:
+        """A done callback: the check of ``source_id`` no longer runs."""
+
+        def forget(_: object) -> None:
+            self._running.pop(source_id, None)
+
+        return forget
 
     def cancel(self) -> None:
         for task in list(self._running.values()):

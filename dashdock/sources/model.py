@@ -13,9 +13,12 @@ import json
 from contextlib import suppress
 from dataclasses import dataclass, field
 
+from dashdock.errors import Invalid
 from dashdock.ids import derived_source_id
 from dashdock.sources.listing import next_version
-from dashdock.targets import DashboardURL, Target, TargetError, parse_dashboard_url
+from dashdock.targets import DashboardURL, Target, TargetError, is_text, parse_dashboard_url
+
+MAX_NAME = 200  # characters of a source's name given by a user
 
 
 @dataclass
@@ -152,3 +155,12 @@ def saved_id_for(entry: object) -> str:
         with suppress(TargetError):
             return source_id_for(parse_dashboard_url(entry["url"]).url)
     return derived_source_id(json.dumps(entry, sort_keys=True))
+
+
+def given_name(name: object) -> str | None:
+    """A source name from a request (``None`` or empty: the dashboard names it), or ``Invalid``."""
+    if name is None:
+        return None
+    if not (isinstance(name, str) and len(name) <= MAX_NAME and is_text(name)):
+        raise Invalid(f"'name' must be text of at most {MAX_NAME} characters.")
+    return name or None

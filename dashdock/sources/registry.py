@@ -8,8 +8,8 @@ budget at a time (health.py).
 from __future__ import annotations
 
 import asyncio
+import builtins
 import logging
-import math
 import time
 from pathlib import Path
 
@@ -26,17 +26,14 @@ from dashdock.sources.bokeh_apps import bokeh_alive, bokeh_apps, find_bokeh_root
 from dashdock.sources.catalog import METRICS_LISTING, Plot, parse_catalog, parse_custom
 from dashdock.sources.credentials import Credential, HeldCredentials
 from dashdock.sources.health import HealthRounds
+from dashdock.sources.initial import InitialSource, add_initial
 from dashdock.sources.model import DisabledSource, Health, Source, source_id_for
 from dashdock.sources.probe import LOCKED, find_root
 from dashdock.sources.saved import SavedSources, restore
-from dashdock.sources.scheduler import INFO_PAGE, scheduler_of
+from dashdock.sources.scheduler import learn_scheduler, scheduler_due
 from dashdock.sources.workers import Worker, judge, parse_worker_table
 from dashdock.targets import Allowlist, DashboardURL, Target, TargetError, parse_dashboard_url
 from dashdock.upstream import UpstreamClient, UpstreamError
-
-# Seconds between two looks for the scheduler of a source added by URL while it is unknown (its
-# info page did not answer: a busy or starting cluster).
-SCHEDULER_RETRY = 10.0
 
 
 class SourceRegistry:
@@ -54,7 +51,10 @@ class SourceRegistry:
         self._client = client
         self._allowlist = allowlist
         self._saved = SavedSources(store, log)
-        self._credentials = HeldCredentials(client.credentials, credentials_file, log)
+        # The map HeldCredentials keeps is the one the client reads its credentials from.
+        held: dict[str, Credential] = {}
+        client.credentials = held
+        self._credentials = HeldCredentials(held, credentials_file, log)
         client.credential_guard = self._credentials.may_send
         self._log = log
         self._sources: dict[str, Source] = {}
@@ -64,14 +64,14 @@ class SourceRegistry:
     def list(self) -> list[Source]:
         return list(self._sources.values())
 
-    def disabled(self) -> list[DisabledSource]:
+    def disabled(self) -> builtins.list[DisabledSource]:
         return list(self._disabled.values())
 
     def find_disabled(self, source_id: str) -> DisabledSource | None:
         return self._disabled.get(source_id)
 
     @property
-    def warnings(self) -> list[str]:
+    def warnings(self) -> builtins.list[str]:
         """What people should know about the sources file (moved aside, not usable)."""
         return list(self._saved.warnings)
 
@@ -153,7 +153,7 @@ class SourceRegistry:
         source.flavour = flavour
         self._sources[source_id] = source
         if flavour == "dask":  # recorded from now on, with no step from the user (history)
-            await self._learn_scheduler(source)
+            await learn_scheduler(source, self._client, self._allowlist)
         problem = await self._saved.save(source)
         source.warning = problem and (
             f"{source.name} was added, but not saved: it will be gone after a server restart ({problem})."
@@ -221,7 +221,7 @@ class SourceRegistry:
             f"server restart ({problem})."
         )
 
-    async def plots(self, source_id: str) -> list[Plot]:
+    async def plots(self, source_id: str) -> builtins.list[Plot]:
         """Dask's plots of the source, then its custom metrics (``dashdock.metric``), if any."""
         source = self.get(source_id)
         if source.flavour == "bokeh":
@@ -243,7 +243,7 @@ class SourceRegistry:
         self._mark(source, "up", "")
         return plots
 
-    async def _bokeh_apps(self, source: Source) -> list[Plot]:
+    async def _bokeh_apps(self, source: Source) -> builtins.list[Plot]:
         try:
             apps = await bokeh_apps(self._client, source.dashboard)
         except UpstreamError as exc:
@@ -252,7 +252,7 @@ class SourceRegistry:
         self._mark(source, "up", "")
         return apps
 
-    async def _custom_plots(self, source: Source) -> list[Plot]:
+    async def _custom_plots(self, source: Source) -> builtins.list[Plot]:
         """The metrics a notebook added to the source's scheduler; none on a scheduler without."""
         # Dask's own list decides whether the dashboard is up: a server that answers this path with
         # anything but a usable listing (an older scheduler, a proxy's error page) just has none.
@@ -261,7 +261,7 @@ class SourceRegistry:
         except (UpstreamError, ValueError):
             return []
 
-    async def workers(self, source_id: str) -> list[Worker]:
+    async def workers(self, source_id: str) -> builtins.list[Worker]:
         """The source's workers, from the scheduler's worker table, each judged by the allowlist."""
         source = self.get(source_id)
         if source.flavour == "bokeh":
@@ -290,8 +290,8 @@ class SourceRegistry:
             self._mark_failed(source, exc)
         else:
             self._mark(source, "up", "")
-            if source.kind == "url" and source.flavour == "dask" and self._scheduler_due(source, was_up):
-                await self._learn_scheduler(source)
+            if scheduler_due(source, was_up):
+                await learn_scheduler(source, self._client, self._allowlist)
         withheld = self._credentials.withheld(source.target.origin)
         if withheld:  # whatever answered, the user has to act: asked like a refusal
             self._mark(source, "down", withheld)
@@ -311,38 +311,13 @@ class SourceRegistry:
     async def learn_schedulers(self) -> None:
         """Look again for the schedulers of sources added by URL that are not known yet: the
         history asks this on its own rounds, so no browser needs to be polling for them."""
-        due = [
-            source
-            for source in self._sources.values()
-            if source.kind == "url"
-            and source.flavour == "dask"
-            and source.scheduler is None
-            and time.monotonic() - source.scheduler_checked > SCHEDULER_RETRY
-        ]
-        await asyncio.gather(*(self._learn_scheduler(source) for source in due))
+        due = [source for source in self._sources.values() if scheduler_due(source, was_up=True)]
+        await asyncio.gather(*(learn_scheduler(source, self._client, self._allowlist) for source in due))
 
-    @staticmethod
-    def _scheduler_due(source: Source, was_up: bool) -> bool:
-        """Looked for when first up, again when back up (a restart may move it), and while unknown
-        at most every ``SCHEDULER_RETRY`` seconds."""
-        if not was_up or source.scheduler_checked == 0.0:
-            return True
-        return source.scheduler is None and time.monotonic() - source.scheduler_checked > SCHEDULER_RETRY
-
-    async def _learn_scheduler(self, source: Source) -> None:
-        source.scheduler_checked = time.monotonic()
-        try:
-            page = await self._client.get_text(source.dashboard.url + INFO_PAGE)
-        except UpstreamError as exc:
-            source.scheduler = None
-            source.unrecorded = (
-                f"Its dashboard's info page, which names its scheduler, did not answer: {exc.reason}"
-            )
-            return
-        found = scheduler_of(page, self._allowlist)
-        source.scheduler, source.unrecorded = found.address, found.problem
-        # Its page answered: that is the answer until the dashboard goes down and comes back.
-        source.scheduler_checked = math.inf
+    def add_initial(self, entries: builtins.list[InitialSource]) -> asyncio.Future[None]:
+        """Add the configured sources in the background (initial.py), so that a slow or dead
+        dashboard does not delay the server's start; cancel the future to stop asking."""
+        return asyncio.ensure_future(add_initial(self, entries, self._log))
 
     async def check_all(self) -> None:
         """Check the sources that need it most, within the per-poll budget (health.py)."""

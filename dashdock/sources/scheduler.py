@@ -9,10 +9,18 @@ admits, or the source is not recorded, and why is said in one line.
 from __future__ import annotations
 
 import html
+import math
 import re
+import time
 from dataclasses import dataclass
 
+from dashdock.sources.model import Source
 from dashdock.targets import Allowlist, TargetError, parse_target_segment
+from dashdock.upstream import UpstreamClient, UpstreamError
+
+# Seconds between two looks for the scheduler of a source added by URL while it is unknown (its
+# info page did not answer: a busy or starting cluster).
+SCHEDULER_RETRY = 10.0
 
 INFO_PAGE = "/info/main/workers.html"
 _TITLE = re.compile(r"<h1[^>]*>\s*Scheduler\s+([^\s<]{1,300})\s*</h1>", re.IGNORECASE)
@@ -55,3 +63,30 @@ def scheduler_of(page: str, allowlist: Allowlist) -> SchedulerLookup:
             "dashdock does not connect to it.",
         )
     return SchedulerLookup(f"tcp://{target.netloc}")
+
+
+def scheduler_due(source: Source, was_up: bool) -> bool:
+    """Whether to look for the scheduler of a Dask dashboard added by URL: when first up, again
+    when back up (a restart may move it), and while unknown at most every ``SCHEDULER_RETRY``."""
+    if source.kind != "url" or source.flavour != "dask":
+        return False
+    if not was_up or source.scheduler_checked == 0.0:
+        return True
+    return source.scheduler is None and time.monotonic() - source.scheduler_checked > SCHEDULER_RETRY
+
+
+async def learn_scheduler(source: Source, client: UpstreamClient, allowlist: Allowlist) -> None:
+    """Read the scheduler's address from the dashboard's info page into ``source`` (or why not)."""
+    source.scheduler_checked = time.monotonic()
+    try:
+        page = await client.get_text(source.dashboard.url + INFO_PAGE)
+    except UpstreamError as exc:
+        source.scheduler = None
+        source.unrecorded = (
+            f"Its dashboard's info page, which names its scheduler, did not answer: {exc.reason}"
+        )
+        return
+    found = scheduler_of(page, allowlist)
+    source.scheduler, source.unrecorded = found.address, found.problem
+    # Its page answered: that is the answer until the dashboard goes down and comes back.
+    source.scheduler_checked = math.inf

@@ -11,7 +11,6 @@ import json
 import os
 import sqlite3
 import stat
-import time
 from collections.abc import Callable, Iterator
 from contextlib import closing, contextmanager, suppress
 from dataclasses import dataclass
@@ -20,11 +19,11 @@ from pathlib import Path
 from typing import BinaryIO
 
 from dashdock.kernel.files import replacing
+from dashdock.sqlite import HEADER, create_private, is_damage, keep_copy, moved_aside_note
 
 # Earlier versions kept a JSON file of this name next to where the database now is.
 LEGACY_NAME = "sources.json"
 
-_SQLITE_HEADER = b"SQLite format 3\x00"
 # A write waits this long for another server's transaction on the same file. Transactions are
 # one row, so only a stuck process (or a lock server that is gone, on NFS) ever makes it run out.
 _BUSY_TIMEOUT = 10.0
@@ -35,6 +34,9 @@ CREATE TABLE IF NOT EXISTS sources (
     entry TEXT NOT NULL
 )
 """
+
+
+_LOST = ", and the sources it held are not shown."
 
 
 class StoreError(Exception):
@@ -106,11 +108,11 @@ class SourcesStore:
         ``sources_file`` named it), or ``sources.json`` beside a database not created yet."""
         try:
             with open(self.path, "rb") as file:
-                head = file.read(len(_SQLITE_HEADER))
+                head = file.read(len(HEADER))
         except FileNotFoundError:
             sibling = self.path.with_name(LEGACY_NAME)
             return sibling if sibling != self.path and sibling.exists() else None
-        return self.path if head and head != _SQLITE_HEADER else None
+        return self.path if head and head != HEADER else None
 
     def _replace_locked(self, path: Path, replace: Callable[[bytes, Path], list[str]]) -> list[str]:
         """Run ``replace(content, path)`` on the file at ``path``, holding a lock on it, unless another
@@ -129,14 +131,17 @@ class SourcesStore:
         """The JSON file of an earlier version becomes the database; it is kept beside it, renamed."""
         entries = _legacy_entries(raw)
         if entries is None:
-            aside = _keep_copy(legacy, raw, "bad")
-            note = (
-                f"The sources file {legacy} could not be read (it is damaged or truncated). It was moved "
-                f"aside to {aside.name}, and the sources it held are not shown."
+            aside = keep_copy(legacy, raw, "bad")
+            note = moved_aside_note(
+                "sources file",
+                legacy,
+                "it is damaged or truncated",
+                aside,
+                _LOST,
             )
             rows: list[Row] = []
         else:
-            aside = _keep_copy(legacy, raw, "imported")
+            aside = keep_copy(legacy, raw, "imported")
             note = ""
             rows = [Row(self._key_for(entry), json.dumps(entry)) for entry in entries]
         self._install(rows)
@@ -146,19 +151,16 @@ class SourcesStore:
         return [note] if note else []
 
     def _set_aside_damaged(self, raw: bytes, path: Path, reason: str) -> list[str]:
-        aside = _keep_copy(path, raw, "bad")
+        aside = keep_copy(path, raw, "bad")
         journal = Path(f"{path}-journal")
         # A journal left by a crash belongs to the damaged file: replayed into the new one, it would
         # damage that too.
         with suppress(FileNotFoundError):
-            _keep_copy(journal, journal.read_bytes(), "bad")
+            keep_copy(journal, journal.read_bytes(), "bad")
             journal.unlink()
         self._install([])
         _sync_directory(path.parent)
-        return [
-            f"The sources file {path} could not be read ({reason}). It was moved aside to "
-            f"{aside.name}, and the sources it held are not shown."
-        ]
+        return [moved_aside_note("sources file", path, reason, aside, _LOST)]
 
     def _install(self, rows: list[Row]) -> None:
         """A complete database under a unique, exclusively created name, then renamed over the file:
@@ -174,8 +176,7 @@ class SourcesStore:
     def _read(self) -> list[Row]:
         # Created here, not by SQLite, so that it is 0600 (SQLite creates files 0644 and gives its
         # journal the mode of the database).
-        with suppress(FileExistsError):
-            os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600))
+        create_private(self.path)
         try:
             with closing(_connect(self.path)) as db:
                 db.execute(_SCHEMA)
@@ -187,9 +188,7 @@ class SourcesStore:
                     for key, entry in db.execute("SELECT id, entry FROM sources ORDER BY seq")
                 ]
         except sqlite3.DatabaseError as exc:
-            # Damage is a plain DatabaseError (corrupt, not a database); OperationalError is a file that
-            # cannot be opened or locked, which moving it aside would not mend.
-            if type(exc) is sqlite3.DatabaseError:
+            if is_damage(exc):
                 raise _Unreadable(str(exc)) from exc
             raise
 
@@ -230,23 +229,6 @@ def _legacy_entries(raw: bytes) -> list[object] | None:
     if not isinstance(document, dict) or not isinstance(document.get("sources"), list):
         return None
     return list(document["sources"])
-
-
-def _keep_copy(path: Path, raw: bytes, label: str) -> Path:
-    """``raw`` saved durably as ``<name>.<label>-<time>`` beside ``path``, under a name no file had."""
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    for attempt in range(1, 100):
-        aside = path.with_name(f"{path.name}.{label}-{stamp}" + (f"-{attempt}" if attempt > 1 else ""))
-        try:
-            descriptor = os.open(aside, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-        except FileExistsError:
-            continue
-        with open(descriptor, "wb") as file:
-            file.write(raw)
-            file.flush()
-            os.fsync(file.fileno())
-        return aside
-    raise StoreError(f"no free name to keep a copy of {path} beside it")
 
 
 def _is_current(file: BinaryIO, path: Path) -> bool:

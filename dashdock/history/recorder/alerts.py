@@ -262,16 +262,17 @@ class AlertWatch:
     # -- keeping alerts ----------------------------------------------------------------------
 
     def _raise(
-        self, kind: str, subject: str, now: float, title: str, detail: dict[str, object], count: int
+        self, kind: str, subject: str, now: float, title: str, detail: Mapping[str, object], count: int
     ) -> None:
         alert = self._alerts.get((kind, subject))
+        kept = dict(detail)
         if alert is None:
             if len(self._alerts) >= self.limits.max_alerts:
                 return
-            alert = Alert(secrets.token_hex(6), self.source, kind, subject, now, now, title, detail, count)
+            alert = Alert(secrets.token_hex(6), self.source, kind, subject, now, now, title, kept, count)
         else:
             alert = Alert(
-                alert.id, self.source, kind, subject, alert.time, max(now, alert.time), title, detail, count
+                alert.id, self.source, kind, subject, alert.time, max(now, alert.time), title, kept, count
             )
         self._alerts[(kind, subject)] = alert
         self._changed[alert.id] = alert

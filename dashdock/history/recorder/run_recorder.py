@@ -16,7 +16,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from dashdock.history.alerts import AlertWatch, departure
 from dashdock.history.model import (
     Alert,
     Event,
@@ -28,7 +27,8 @@ from dashdock.history.model import (
     WorkerSample,
     clip_task,
 )
-from dashdock.history.scheduler import (
+from dashdock.history.recorder.alerts import AlertWatch, departure
+from dashdock.history.recorder.scheduler import (
     MAX_TEXT,
     Scheduler,
     SchedulerError,
@@ -37,7 +37,7 @@ from dashdock.history.scheduler import (
     to_task_record,
     to_worker_samples,
 )
-from dashdock.history.task_stream import Restarted, TaskStreamReader
+from dashdock.history.recorder.task_stream import Restarted, TaskStreamReader
 
 
 @dataclass(frozen=True)
@@ -245,7 +245,11 @@ class RunRecorder:
             tasks.append(task)
             if task.status == "error" and len(events) < self.limits.max_exceptions_per_tick:
                 # The event keeps what the task row does not: the worker's traceback text.
-                detail = {"key": task.key, "group": task.group, "exception": task.exception}
+                detail: dict[str, object] = {
+                    "key": task.key,
+                    "group": task.group,
+                    "exception": task.exception,
+                }
                 detail["traceback"] = str(raw.get("traceback_text") or "")[:MAX_TEXT]
                 events.append(Event(task.stop, "exception", task.worker, detail))
         if len(tasks) > self.limits.max_records_per_tick:

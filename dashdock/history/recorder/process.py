@@ -13,7 +13,8 @@ scheduler makes it allocate, it can take down at most this process, never the se
 that hits the cap fails as that scheduler's error (scheduler.py), and the server restarts a
 recorder that died.
 
-Each scheduler is a ``RunRecorder`` (run_recorder.py); this module is the process around them:
+Each scheduler is a ``RunRecorder`` (run_recorder.py); this module (started by ``__main__.py``) is
+the process around them:
 commands in, events out, every run ended when the server goes.
 """
 
@@ -30,10 +31,10 @@ import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 
-from dashdock.history.alerts import AlertLimits, AlertWatch
 from dashdock.history.model import Run
-from dashdock.history.run_recorder import Emit, Limits, RunRecorder, Store, Writer
-from dashdock.history.scheduler import SchedulerError, parse_address
+from dashdock.history.recorder.alerts import AlertLimits, AlertWatch
+from dashdock.history.recorder.run_recorder import Emit, Limits, RunRecorder, Store, Writer
+from dashdock.history.recorder.scheduler import SchedulerError, parse_address
 
 
 class _AnsweringWatch(AlertWatch):
@@ -272,7 +273,3 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     alert_limits = AlertLimits(computation_seconds=args.computation_seconds, max_alerts=args.max_alerts)
     asyncio.run(_main(args.store, limits, alert_limits))
-
-
-if __name__ == "__main__":
-    main()

@@ -1,0 +1,14 @@
+"""The proxy's two URL families: links (the Jupyter session) and views (a capability)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dashdock.proxy.link_handler import ProxyHandler
+from dashdock.proxy.services import ProxyServices
+from dashdock.proxy.view_handler import ViewHandler
+
+
+def routes(services: ProxyServices) -> list[tuple[str, Any, dict[str, Any]]]:
+    relay = {"services": services}
+    return [(r"/dashdock/proxy/.*", ProxyHandler, relay), (r"/dashdock/view/.*", ViewHandler, relay)]
