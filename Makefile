@@ -7,7 +7,7 @@ INSTALLED := $(VENV)/.dashdock-installed
 TEST_INSTALLED := $(VENV)/.dashdock-test-installed
 FRONTEND_SOURCES := $(shell find src style schema -type f 2>/dev/null) package.json tsconfig.json
 
-.PHONY: demo test test-ts test-server test-ui bench install test-deps build chromium lint clean
+.PHONY: demo test test-fast test-ts test-server test-ui bench install test-deps build chromium lint clean
 
 ## make demo: install, then run JupyterLab with dashdock and a real LocalCluster doing sample work
 demo: build
@@ -15,9 +15,15 @@ demo: build
 
 ## make test: install what the tests need (Chromium included) and run every test
 # Two runs: the server suite uses pytest-jupyter's event loop, the browser suite playwright's.
+# Each on two workers, a test file per worker at a time (files share their module fixtures).
+PYTEST := $(BIN)/python -m pytest -p no:cacheprovider -n 2 --dist loadfile
 test: build test-deps chromium test-ts
-	$(BIN)/python -m pytest -p no:cacheprovider tests
-	$(BIN)/python -m pytest -p no:cacheprovider ui-tests
+	$(PYTEST) tests
+	$(PYTEST) ui-tests
+
+## make test-fast: the inner loop: TypeScript units and the server suite without its slow tests
+test-fast: build test-deps test-ts
+	$(PYTEST) -m "not slow" tests
 
 ## make test-ts: TypeScript unit tests of pure frontend modules (ts-tests/, compiled by
 ## tsconfig.test.json into build/ts-tests/, run by node's built-in test runner)
@@ -25,10 +31,10 @@ test-ts: build
 	jlpm run test
 
 test-server: build test-deps
-	$(BIN)/python -m pytest -p no:cacheprovider tests
+	$(PYTEST) tests
 
 test-ui: build test-deps chromium
-	$(BIN)/python -m pytest -p no:cacheprovider ui-tests
+	$(PYTEST) ui-tests
 
 ## make bench: print relay figures (direct vs dashdock vs jupyter-server-proxy when installed)
 bench: build test-deps chromium
@@ -71,6 +77,7 @@ lint: build test-deps
 	$(BIN)/ruff check dashdock tests ui-tests bench demo
 	$(BIN)/ruff format --check dashdock tests ui-tests bench demo
 	$(BIN)/mypy
+	$(BIN)/python -m pytest -q -p no:cacheprovider tests/test_layout.py
 	node_modules/.bin/tsc --noEmit -p .
 	node_modules/.bin/tsc --noEmit -p tsconfig.test.json
 	jlpm run lint:check

@@ -9,7 +9,7 @@ keys are cut where they are stored) before a Jupyter server with dashdock starts
 
 both on four workers with 5,000-character names, every tenth task erred with a 100 KB exception,
 an exception event with a 1 MiB key and a 100 KB traceback, and a metric with a 10,000-character name.
-(The same runs as ``tests/test_history_hostile_keys.py``, which checks what the pages say.)
+(The same runs as ``tests/edge/test_history_hostile_keys.py``, which checks what the pages say.)
 
 Every History page (``view/{overview,task-stream,progress,memory}``), the report, the Chrome trace and
 the Parquet export of both runs are fetched one after the other, each read to its end, ROUNDS times
@@ -52,7 +52,7 @@ TARGET_RSS = 200 * MIB
 TARGET_P99 = 0.100
 
 
-# -- the hostile runs (as tests/test_history_hostile_keys.py builds them) ----------------------
+# -- the hostile runs (as tests/edge/test_history_hostile_keys.py builds them) ----------------------
 
 
 def hostile_tasks(first: int, count: int, t0: float, key_size: int, group: str) -> list[TaskRecord]:

@@ -20,6 +20,7 @@ import { JupyterFrontEndPlugin } from '@jupyterlab/application';
 
 import { alertsPlugin } from './plugins/alerts';
 import { clustersPlugin } from './plugins/clusters';
+import { dashboardsPlugin } from './plugins/dashboards';
 import { historyPlugin } from './plugins/history';
 import { notebookPlugin } from './plugins/notebook';
 import { panesPlugin } from './plugins/panes';
@@ -33,6 +34,7 @@ const plugins: JupyterFrontEndPlugin<any>[] = [
   panesPlugin,
   clustersPlugin,
   sidebarPlugin,
+  dashboardsPlugin,
   notebookPlugin,
   historyPlugin,
   alertsPlugin

@@ -179,6 +179,29 @@ export const IPlotPanes = new Token<IPlotPanes>(
 );
 
 /**
+ * The dashdock sidebar: features (ours and other extensions') add their sections to it.
+ */
+export interface IDaskSidebar {
+  /** Add a section; sections are ordered by rank, lowest first. */
+  addSection(section: Widget, options: IDaskSidebar.ISectionOptions): void;
+}
+
+export namespace IDaskSidebar {
+  export interface ISectionOptions {
+    /** Where the section goes: lower ranks above (Sources 100, Plots 200, Workers 300,
+     * Clusters 400, History 500). */
+    rank: number;
+    /** Its share of the sidebar's height; 0 starts it collapsed (and counts as 1 once opened). */
+    weight: number;
+  }
+}
+
+export const IDaskSidebar = new Token<IDaskSidebar>(
+  'dashdock:IDaskSidebar',
+  'The dashdock sidebar, to which features add their sections.'
+);
+
+/**
  * Command ids, stable for the palette and other extensions.
  */
 export namespace CommandIDs {

@@ -18,6 +18,10 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.slow  # real kernels, clusters or servers started per test
+
 ROOT = Path(__file__).resolve().parent.parent
 LAB_URL = re.compile(r"(http://127\.0\.0\.1:\d+/)lab\?token=([0-9a-f]+)")
 

@@ -61,7 +61,9 @@ def wait_for_bokeh_plot(page: Page, name: str) -> None:
 
 
 def drag_to(page: Page, source: Locator, x: float, y: float) -> None:
-    """Press on `source`, move past the drag threshold in small steps, release at (x, y)."""
+    """Press on `source` (scrolled into sight first, as a user would), move past the drag
+    threshold in small steps, release at (x, y)."""
+    source.scroll_into_view_if_needed()
     box = source.bounding_box()
     assert box is not None
     start_x, start_y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2

@@ -1,7 +1,7 @@
 """A saved notebook's cell strip: where the cell's own time went, and its text readable in both themes.
 
 The strip is read back from a saved output (the kernel's bundle, as a notebook keeps it), so no
-kernel runs: what is checked is how the Lab shows a report. `tests/test_cell_accounting.py`
+kernel runs: what is checked is how the Lab shows a report. `tests/notebook/test_cell_accounting.py`
 checks that a real cluster's ledger fills in the same fields.
 """
 

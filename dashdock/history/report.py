@@ -137,6 +137,7 @@ def html_report(
     limits: ReportLimits | None = None,
 ) -> str:
     """The report of the tasks overlapping [start, end] (the whole run when left out)."""
+    from bokeh.document import Document
     from bokeh.embed import file_html
     from bokeh.layouts import column
     from bokeh.resources import INLINE
@@ -172,8 +173,12 @@ def html_report(
             _metrics_section(metrics[0] if metrics else None, limits.metrics_rows),
         ]
     )
+    # A Document of its own: given bare models, Bokeh would make one from curdoc(), global state
+    # that two reports rendered at once in the server's threads race on.
+    document = Document()
+    document.add_root(column(*plots, sizing_mode="stretch_width"))
     return file_html(
-        column(*plots, sizing_mode="stretch_width"),
+        document,
         resources=INLINE,
         title=f"dashdock: {run.name}",
         template=_TEMPLATE,

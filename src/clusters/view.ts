@@ -6,13 +6,12 @@
 import { Dialog, showDialog } from '@jupyterlab/apputils';
 import { TranslationBundle } from '@jupyterlab/translation';
 import { CommandRegistry } from '@lumino/commands';
-import { Message } from '@lumino/messaging';
-import { Widget } from '@lumino/widgets';
 
 import { ICluster } from '../api/types';
 import { CommandIDs, IClustersModel } from '../tokens';
 import { element, KeyedParts } from '../ui/dom';
 import { ClusterCard, SizeAction } from './card';
+import { Section } from '../ui/section';
 
 /**
  * The managed clusters with their limits, and why starting one failed.
@@ -23,7 +22,7 @@ import { ClusterCard, SizeAction } from './card';
  * only a failure to start a cluster shows under the section's header. Shutting down a cluster
  * that still has tasks asks first.
  */
-export class ClustersSection extends Widget {
+export class ClustersSection extends Section {
   constructor(options: ClustersSection.IOptions) {
     super();
     this.addClass('jp-dashdock-Clusters');
@@ -80,16 +79,9 @@ export class ClustersSection extends Widget {
           this._model.errors.get(cluster.id)
         )
     });
-    this._model.changed.connect(this._render, this);
+    this.listen('click');
+    this.follow(this._model.changed, this._render);
     this._render();
-  }
-
-  dispose(): void {
-    if (this.isDisposed) {
-      return;
-    }
-    this._model.changed.disconnect(this._render, this);
-    super.dispose();
   }
 
   /**
@@ -99,16 +91,6 @@ export class ClustersSection extends Widget {
     if (event.type === 'click') {
       this._evtClick(event as MouseEvent);
     }
-  }
-
-  protected onAfterAttach(msg: Message): void {
-    super.onAfterAttach(msg);
-    this.node.addEventListener('click', this);
-  }
-
-  protected onBeforeDetach(msg: Message): void {
-    this.node.removeEventListener('click', this);
-    super.onBeforeDetach(msg);
   }
 
   private _evtClick(event: MouseEvent): void {

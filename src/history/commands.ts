@@ -3,6 +3,7 @@
  * window panes with (see model.ts for history/).
  */
 
+import { ILayoutRestorer } from '@jupyterlab/application';
 import { showErrorMessage } from '@jupyterlab/apputils';
 import { TranslationBundle } from '@jupyterlab/translation';
 import { CommandRegistry } from '@lumino/commands';
@@ -171,4 +172,35 @@ namespace Private {
       ? value
       : undefined;
   }
+}
+
+/**
+ * Have the layout restorer reopen History views and window panes as they were.
+ */
+export function restoreHistory(
+  restorer: ILayoutRestorer,
+  manager: HistoryManager
+): void {
+  void restorer.restore(manager.views, {
+    command: CommandIDs.openHistory,
+    args: view => ({
+      id: view.run,
+      runName: view.runName,
+      viewId: view.id,
+      ...(view.window ?? {})
+    }),
+    name: view => view.id
+  });
+  void restorer.restore(manager.panes, {
+    command: OPEN_HISTORY_PANE,
+    args: pane => ({
+      run: pane.run,
+      runName: pane.runName,
+      page: pane.page,
+      start: pane.window.start,
+      end: pane.window.end,
+      id: pane.id
+    }),
+    name: pane => pane.id
+  });
 }

@@ -12,7 +12,7 @@ import type { Widget } from '@lumino/widgets';
 
 import { historyURL, listRuns } from '../api/client';
 import { IHistoryRun, IHistoryWindow } from '../api/types';
-import { IPlotPanes } from '../tokens';
+import { IPanePlacement, IPlotPanes } from '../tokens';
 import { isDarkTheme } from '../ui/theme';
 import { HistoryPane, WINDOW_PAGES, WindowPage } from './pane';
 import { download, HistoryView } from './view';
@@ -129,15 +129,41 @@ export class HistoryManager implements IDisposable {
       });
       const { mode, ref } = PLACEMENT[page];
       const beside = this._widgetOf(docked.get(ref) ?? view.id) ?? view;
-      // Never below the minimum pane size: a split that would be goes the other way or as a tab.
-      this._shell.add(
-        pane,
-        'main',
-        this._panes?.beside(beside, mode) ?? { mode, ref: beside.id }
-      );
+      const others = [...docked.values()]
+        .map(id => this._widgetOf(id))
+        .filter((widget): widget is Widget => !!widget && widget !== beside);
+      this._shell.add(pane, 'main', this._placement(beside, mode, others));
       docked.set(page, pane.id);
       return pane;
     });
+  }
+
+  /**
+   * Where a window pane docks: beside `ref` as planned; when that would make a pane smaller than
+   * the minimum, beside the largest of the window's other widgets that can be halved; else as a
+   * tab after `ref`, so every pane on screen stays usable.
+   */
+  private _placement(
+    ref: Widget,
+    mode: 'split-bottom' | 'split-right',
+    others: Widget[]
+  ): IPanePlacement {
+    const panes = this._panes;
+    if (!panes) {
+      return { mode, ref: ref.id };
+    }
+    const area = (widget: Widget) => {
+      const { width, height } = widget.node.getBoundingClientRect();
+      return width * height;
+    };
+    const candidates = [ref, ...others.sort((a, b) => area(b) - area(a))];
+    for (const candidate of candidates) {
+      const placement = panes.beside(candidate, mode);
+      if (placement.mode !== 'tab-after') {
+        return placement;
+      }
+    }
+    return { mode: 'tab-after', ref: ref.id };
   }
 
   private _widgetOf(id: string): Widget | undefined {

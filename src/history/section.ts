@@ -5,26 +5,26 @@
 
 import { Dialog, showDialog } from '@jupyterlab/apputils';
 import { TranslationBundle } from '@jupyterlab/translation';
-import { bellIcon } from '@jupyterlab/ui-components';
 import { CommandRegistry } from '@lumino/commands';
 import { UUID } from '@lumino/coreutils';
 import { Message } from '@lumino/messaging';
-import { Widget } from '@lumino/widgets';
 
 import { setSourceAlerts } from '../api/client';
 import { IHistoryRun, ISource } from '../api/types';
 import { CommandIDs, ISourcesModel } from '../tokens';
 import { element, KeyedParts } from '../ui/dom';
-import { formatCount } from '../ui/format';
 import { RovingFocus } from '../ui/roving';
 import { HistoryModel } from './model';
-import { formatDuration } from './window';
+import {
+  RUN_CLASS,
+  runRow,
+  switchRow,
+  updateRunRow,
+  updateSwitchRow
+} from './rows';
+import { Section } from '../ui/section';
 
 const SECTION_CLASS = 'jp-dashdock-History';
-const RUN_CLASS = 'jp-dashdock-Run';
-const SWITCH_CLASS = 'jp-dashdock-RecordSwitch';
-const ALERTS_SWITCH_CLASS = 'jp-dashdock-AlertSwitch';
-const LIVE_CLASS = 'jp-mod-live';
 
 /**
  * The runs list and the Record switches.
@@ -33,7 +33,7 @@ const LIVE_CLASS = 'jp-mod-live';
  * Rows are keyed and updated in place, so the focused row keeps the focus while the poll brings
  * news. The section polls only while it is shown.
  */
-export class HistorySection extends Widget {
+export class HistorySection extends Section {
   constructor(options: HistorySection.IOptions) {
     super();
     this.addClass(SECTION_CLASS);
@@ -68,16 +68,24 @@ export class HistorySection extends Widget {
     });
     this._runs = new KeyedParts<IHistoryRun>({
       key: run => run.id,
-      create: () => ({ node: this._runItem() }),
-      update: (part, run) => this._updateRun(part.node, run)
+      create: () => ({ node: runRow(this._trans) }),
+      update: (part, run) => updateRunRow(part.node, run, this._trans)
     });
     this._switchParts = new KeyedParts<ISource>({
       key: source => source.id,
-      create: () => ({ node: this._switchItem() }),
-      update: (part, source) => this._updateSwitch(part.node, source)
+      create: () => ({ node: switchRow() }),
+      update: (part, source) =>
+        updateSwitchRow(
+          part.node,
+          source,
+          this._model.isRecording(source.id),
+          this._trans
+        )
     });
-    this._model.changed.connect(this._render, this);
-    this._sources.changed.connect(this._render, this);
+    this.listen('click');
+    this.listen('keydown', this._list);
+    this.follow(this._model.changed, this._render);
+    this.follow(this._sources.changed, this._render);
     this._render();
   }
 
@@ -91,8 +99,6 @@ export class HistorySection extends Widget {
       return;
     }
     this._roving.dispose();
-    this._model.changed.disconnect(this._render, this);
-    this._sources.changed.disconnect(this._render, this);
     if (this._ownsModel) {
       this._model.dispose();
     }
@@ -111,18 +117,6 @@ export class HistorySection extends Widget {
         this._evtKeydown(event as KeyboardEvent);
         break;
     }
-  }
-
-  protected onAfterAttach(msg: Message): void {
-    super.onAfterAttach(msg);
-    this.node.addEventListener('click', this);
-    this._list.addEventListener('keydown', this);
-  }
-
-  protected onBeforeDetach(msg: Message): void {
-    this.node.removeEventListener('click', this);
-    this._list.removeEventListener('keydown', this);
-    super.onBeforeDetach(msg);
   }
 
   protected onAfterShow(msg: Message): void {
@@ -281,162 +275,6 @@ export class HistorySection extends Widget {
     if (this._model.error) {
       this._error.textContent = this._model.error;
     }
-  }
-
-  private _runItem(): HTMLElement {
-    const trans = this._trans;
-    const item = element('li', RUN_CLASS);
-    item.setAttribute('role', 'treeitem');
-    item.setAttribute('aria-keyshortcuts', 'Enter E Delete');
-    const text = element('div', 'jp-dashdock-Run-text', item);
-    const title = element('div', 'jp-dashdock-Run-title', text);
-    element('span', 'jp-dashdock-Run-name', title);
-    const live = element('span', 'jp-dashdock-Run-live', title);
-    live.textContent = trans.__('recording');
-    element('div', 'jp-dashdock-Run-details', text);
-    const missed = element('div', 'jp-dashdock-Run-missed', text);
-    missed.hidden = true;
-    const problem = element('div', 'jp-dashdock-Run-problem', text);
-    problem.hidden = true;
-    for (const [action, label, tooltip] of [
-      ['export', '⤓', trans.__('Download the Chrome trace of this run (E)')],
-      ['delete', '×', trans.__('Delete this run (Delete)')]
-    ]) {
-      const button = element(
-        'button',
-        `jp-dashdock-Run-${action} jp-Button jp-mod-minimal`,
-        item
-      );
-      button.type = 'button';
-      button.dataset.action = action;
-      button.textContent = label;
-      button.title = tooltip;
-      // One tab stop per list: the keyboard uses the row's keys.
-      button.tabIndex = -1;
-    }
-    return item;
-  }
-
-  private _updateRun(item: HTMLElement, run: IHistoryRun): void {
-    const trans = this._trans;
-    item.dataset.runId = run.id;
-    item.dataset.source = run.source;
-    item.classList.toggle(LIVE_CLASS, run.live);
-    const when = new Date(run.start * 1000).toLocaleString([], {
-      month: 'short',
-      day: 'numeric',
-      hour: '2-digit',
-      minute: '2-digit'
-    });
-    const tasks = trans.__('%1 tasks', formatCount(run.tasks));
-    // A run being recorded has no length yet (one shown would be stale between polls).
-    const details = run.end
-      ? trans.__(
-          '%1 · %2 · %3',
-          when,
-          formatDuration(run.end - run.start, trans),
-          tasks
-        )
-      : trans.__('since %1 · %2', when, tasks);
-    const missed = run.missed
-      ? trans.__('missed %1', formatCount(run.missed))
-      : '';
-    item.querySelector('.jp-dashdock-Run-name')!.textContent = run.name;
-    item.querySelector<HTMLElement>('.jp-dashdock-Run-live')!.hidden =
-      !run.live;
-    item.querySelector('.jp-dashdock-Run-details')!.textContent = details;
-    const missedNode = item.querySelector<HTMLElement>(
-      '.jp-dashdock-Run-missed'
-    )!;
-    missedNode.hidden = !run.missed;
-    missedNode.textContent = missed;
-    // What went wrong reading this source's scheduler (a reply too big, a recorder that died).
-    const problemNode = item.querySelector<HTMLElement>(
-      '.jp-dashdock-Run-problem'
-    )!;
-    problemNode.hidden = !run.problem;
-    problemNode.textContent = run.problem ?? '';
-    missedNode.title = run.missed
-      ? trans.__(
-          'The scheduler dropped %1 tasks before they could be read; the History view marks where.',
-          formatCount(run.missed)
-        )
-      : '';
-    item.title = trans.__(
-      '%1\nEnter or click to open its History view',
-      run.name
-    );
-    // Named here, not from its content, which would read the buttons' symbols too.
-    const parts = [run.name, run.live ? trans.__('recording') : '', details];
-    item.setAttribute(
-      'aria-label',
-      [...parts.filter(Boolean), missed].filter(Boolean).join(', ')
-    );
-    item
-      .querySelector('.jp-dashdock-Run-export')!
-      .setAttribute('aria-label', trans.__('Export the trace of %1', run.name));
-    item
-      .querySelector('.jp-dashdock-Run-delete')!
-      .setAttribute('aria-label', trans.__('Delete %1', run.name));
-  }
-
-  private _switchItem(): HTMLElement {
-    const item = element('li', 'jp-dashdock-RecordSwitches-item');
-    const label = element('div', 'jp-dashdock-RecordSwitches-label', item);
-    element('span', 'jp-dashdock-RecordSwitches-name', label);
-    element('div', 'jp-dashdock-RecordSwitches-why', label).hidden = true;
-    const alerts = element('button', `${ALERTS_SWITCH_CLASS} jp-Button`, item);
-    alerts.type = 'button';
-    alerts.setAttribute('role', 'switch');
-    alerts.dataset.action = 'alerts';
-    bellIcon.element({ container: alerts, tag: 'span' });
-    const button = element('button', `${SWITCH_CLASS} jp-Button`, item);
-    button.type = 'button';
-    button.setAttribute('role', 'switch');
-    button.dataset.action = 'record';
-    element('span', 'jp-dashdock-RecordSwitch-track', button);
-    return item;
-  }
-
-  private _updateSwitch(item: HTMLElement, source: ISource): void {
-    const trans = this._trans;
-    const recording = this._model.isRecording(source.id);
-    item.querySelector('.jp-dashdock-RecordSwitches-name')!.textContent =
-      source.name;
-    // A source the history cannot record says why, and offers no switch that could not act.
-    const why = item.querySelector<HTMLElement>(
-      '.jp-dashdock-RecordSwitches-why'
-    )!;
-    why.textContent = source.unrecorded ?? '';
-    why.hidden = !source.unrecorded;
-    for (const control of item.querySelectorAll<HTMLElement>('button')) {
-      control.hidden = !!source.unrecorded;
-    }
-    const button = item.querySelector<HTMLElement>(`.${SWITCH_CLASS}`)!;
-    button.dataset.sourceId = source.id;
-    if (button.getAttribute('aria-busy') !== 'true') {
-      button.setAttribute('aria-checked', String(recording));
-    }
-    button.setAttribute('aria-label', trans.__('Record %1', source.name));
-    button.title = recording
-      ? trans.__('Recording %1: click to stop', source.name)
-      : trans.__('Not recording %1: click to record it', source.name);
-    const alerts = item.querySelector<HTMLElement>(`.${ALERTS_SWITCH_CLASS}`)!;
-    alerts.dataset.sourceId = source.id;
-    const notifying = source.alerts !== false;
-    if (alerts.getAttribute('aria-busy') !== 'true') {
-      alerts.setAttribute('aria-checked', String(notifying));
-    }
-    alerts.setAttribute(
-      'aria-label',
-      trans.__('Notify alerts of %1', source.name)
-    );
-    alerts.title = notifying
-      ? trans.__(
-          'Alerts of %1 notify: click to mute them (they are still listed)',
-          source.name
-        )
-      : trans.__('Alerts of %1 are muted: click to notify them', source.name);
   }
 
   private _model: HistoryModel;

@@ -14,25 +14,30 @@ import { APIError, cellReport, summary } from '../api/client';
 import { IAlert } from '../api/types';
 import { CommandIDs, IAlertsModel, IPlotPanes, MimeTypes } from '../tokens';
 import { KeyedParts } from '../ui/dom';
-import { formatBytes } from '../ui/format';
 import {
   cellAlerts,
-  formatSeconds,
   ICellData,
   readCellData,
   readCellReport,
-  summaryLines,
-  TIME_PARTS
+  summaryLines
 } from './celldata';
-import { threadTimeLabel, timePartNames, timeShare } from './timeshare';
+import {
+  alertRow,
+  cellDetails,
+  cellErrors,
+  cellStatus,
+  groupBars,
+  make,
+  stripButton,
+  summaryHTML
+} from './cellparts';
+import { timeShare } from './timeshare';
 
 /** The kernel updates a running cell's output twice a second; the strip follows at that rate. */
 const FOLLOW_INTERVAL = 500;
 /** Answers "no report" tolerated before the strip stops following (the kernel writes its file
  * at most twice a second, so the first questions may come before it). */
 const MISSING_TOLERATED = 20;
-/** Groups shown as bars; the others are counted in one line. */
-const SHOWN_GROUPS = 8;
 const FINE_METRICS = '/individual-fine-performance-metrics';
 
 /**
@@ -56,20 +61,18 @@ export class CellStrip extends Widget implements IRenderMime.IRenderer {
     // The alerts live beside the body, which is rebuilt: a focused action keeps its focus.
     this._body = make('div');
     this._alertList = make('ul', {
-      className: 'jp-dashdock-CellStrip-alerts'
+      className: 'jp-dashdock-CellStrip-alerts',
+      ariaLabel: this._trans.__('Alerts raised while this cell ran'),
+      hidden: true
     });
-    this._alertList.setAttribute(
-      'aria-label',
-      this._trans.__('Alerts raised while this cell ran')
-    );
-    this._alertList.hidden = true;
     this.node.append(this._body, this._alertList);
     this._alertRows = new KeyedParts<IAlert>({
       key: alert => alert.id,
       create: () => ({
         node: make('li', { className: 'jp-dashdock-CellStrip-alert' })
       }),
-      update: (part, alert) => this._alertRow(part.node, alert)
+      update: (part, alert) =>
+        alertRow(part.node, alert, this._alerts!, this._commands, this._trans)
     });
     this._alerts?.changed.connect(this._showAlerts, this);
   }
@@ -127,53 +130,6 @@ export class CellStrip extends Widget implements IRenderMime.IRenderer {
       this._alertList.hidden = !alerts.length;
       this._alertRows.render(this._alertList, alerts);
     });
-  }
-
-  private _alertRow(row: HTMLElement, alert: IAlert): void {
-    const trans = this._trans;
-    row.dataset.kind = alert.kind;
-    const title = make('span', {
-      className: 'jp-dashdock-CellStrip-alertTitle',
-      textContent: alert.title,
-      title: alert.title
-    });
-    const count = make('span', {
-      className: 'jp-dashdock-CellStrip-count',
-      textContent:
-        alert.count > 1
-          ? trans._n(
-              '%2 time',
-              '%2 times',
-              alert.count,
-              alert.count.toLocaleString()
-            )
-          : ''
-    });
-    const buttons = this._alerts!.actions(alert, trans).map(action => {
-      const button = make('button', {
-        className: 'jp-Button jp-mod-minimal jp-dashdock-CellStrip-button',
-        textContent: action.label,
-        title: action.caption,
-        type: 'button'
-      });
-      // The same label on every row: the accessible name says which alert it acts on.
-      button.setAttribute(
-        'aria-label',
-        trans.__('%1: %2', action.label, alert.title)
-      );
-      button.dataset.action = action.id;
-      button.addEventListener('click', () => {
-        void this._commands.execute(action.command, action.args);
-      });
-      return button;
-    });
-    const focused = row.contains(document.activeElement)
-      ? (document.activeElement as HTMLElement).dataset.action
-      : undefined;
-    row.replaceChildren(title, count, ...buttons);
-    if (focused) {
-      buttons.find(button => button.dataset.action === focused)?.focus();
-    }
   }
 
   private _follow(): void {
@@ -241,15 +197,12 @@ export class CellStrip extends Widget implements IRenderMime.IRenderer {
     }
     const raw = model.data[MimeTypes.cell] as PartialJSONObject;
     const lines = summaryLines(this._data);
-    const html = make('div', { className: 'dashdock-cell-summary' });
-    html.style.cssText = 'font-size: 12px; line-height: 1.5';
-    lines.forEach(line => html.append(make('div', { textContent: line })));
     model.setData({
       data: {
         ...model.data,
         [MimeTypes.cell]: { ...raw, report },
         'text/plain': lines.join('\n'),
-        'text/html': html.outerHTML
+        'text/html': summaryHTML(lines)
       }
     });
   }
@@ -304,7 +257,7 @@ export class CellStrip extends Widget implements IRenderMime.IRenderer {
       }),
       make('span', {
         className: 'jp-dashdock-CellStrip-status',
-        textContent: this._status(data)
+        textContent: cellStatus(data, trans)
       }),
       this._button(
         'task-stream',
@@ -314,7 +267,7 @@ export class CellStrip extends Widget implements IRenderMime.IRenderer {
       ),
       this._timeToggle()
     );
-    this._body.append(head, this._groups(data));
+    this._body.append(head, groupBars(data, trans));
     if (this._showTime) {
       const time = timeShare(report, trans);
       time.id = `${this.id}-time`;
@@ -332,10 +285,10 @@ export class CellStrip extends Widget implements IRenderMime.IRenderer {
       this._body.append(time);
     }
     if (report.settled) {
-      this._body.append(this._details(data));
+      this._body.append(cellDetails(data, trans));
     }
     if (report.erred) {
-      this._body.append(this._errors(data));
+      this._body.append(cellErrors(data, trans));
     }
     if (this._note) {
       this._body.append(
@@ -345,171 +298,6 @@ export class CellStrip extends Widget implements IRenderMime.IRenderer {
         })
       );
     }
-  }
-
-  private _status(data: ICellData): string {
-    const { report } = data;
-    const trans = this._trans;
-    const rate =
-      report.wall > 0 && report.done / report.wall >= 1
-        ? trans.__(
-            '%1 tasks/s',
-            Math.round(report.done / report.wall).toLocaleString()
-          )
-        : '';
-    const parts = report.settled
-      ? [
-          report.tasks === 1
-            ? trans.__('1 task')
-            : trans.__('%1 tasks', report.tasks.toLocaleString()),
-          formatSeconds(report.wall),
-          rate
-        ]
-      : [
-          trans.__(
-            '%1 of %2 tasks',
-            (report.done + report.erred).toLocaleString(),
-            report.tasks.toLocaleString()
-          ),
-          trans.__('%1 so far', formatSeconds(report.wall)),
-          rate
-        ];
-    return parts.filter(Boolean).join(' · ');
-  }
-
-  private _groups(data: ICellData): HTMLElement {
-    const list = make('div', { className: 'jp-dashdock-CellStrip-groups' });
-    const shown = data.report.groups.slice(0, SHOWN_GROUPS);
-    for (const group of shown) {
-      const row = make('div', { className: 'jp-dashdock-CellStrip-group' });
-      const bar = make('div', { className: 'jp-dashdock-CellStrip-bar' });
-      bar.setAttribute('role', 'progressbar');
-      bar.setAttribute('aria-label', group.name);
-      bar.setAttribute('aria-valuemin', '0');
-      bar.setAttribute('aria-valuemax', String(group.tasks));
-      bar.setAttribute('aria-valuenow', String(group.done + group.erred));
-      const width = (n: number) =>
-        `${group.tasks ? (100 * n) / group.tasks : 0}%`;
-      const done = make('span', { className: 'jp-dashdock-CellStrip-done' });
-      done.style.width = width(group.done);
-      const erred = make('span', {
-        className: 'jp-dashdock-CellStrip-erred'
-      });
-      erred.style.width = width(group.erred);
-      bar.append(done, erred);
-      const counts =
-        `${group.done.toLocaleString()} / ${group.tasks.toLocaleString()}` +
-        (group.erred
-          ? ' ' + this._trans.__('(%1 erred)', group.erred.toLocaleString())
-          : '');
-      row.append(
-        make('span', {
-          className: 'jp-dashdock-CellStrip-name',
-          textContent: group.name,
-          title: group.name
-        }),
-        bar,
-        make('span', {
-          className: 'jp-dashdock-CellStrip-count',
-          textContent: counts
-        })
-      );
-      list.append(row);
-    }
-    const hidden = data.report.groups.length - shown.length;
-    if (hidden > 0) {
-      list.append(
-        make('div', {
-          className: 'jp-dashdock-CellStrip-note',
-          textContent: this._trans._n(
-            'and %1 more group',
-            'and %1 more groups',
-            hidden
-          )
-        })
-      );
-    }
-    return list;
-  }
-
-  private _details(data: ICellData): HTMLElement {
-    const { report } = data;
-    const trans = this._trans;
-    const names = timePartNames(trans);
-    const spent = TIME_PARTS.filter(part => report.seconds[part] > 0).map(
-      part => `${names[part]} ${formatSeconds(report.seconds[part])}`
-    );
-    const details = make('div', {
-      className: 'jp-dashdock-CellStrip-details'
-    });
-    if (spent.length) {
-      details.append(
-        make('span', {
-          textContent: trans.__(
-            '%1: %2',
-            threadTimeLabel(report, trans),
-            spent.join(' · ')
-          )
-        })
-      );
-    }
-    details.append(
-      make('span', {
-        textContent: trans.__(
-          'Bytes: %1 produced · %2 moved',
-          formatBytes(report.producedBytes),
-          formatBytes(report.movedBytes)
-        )
-      }),
-      make('span', {
-        textContent: trans.__(
-          'Peak cluster memory: %1',
-          formatBytes(report.memoryPeak)
-        )
-      })
-    );
-    if (report.cancelled) {
-      details.append(
-        make('span', {
-          textContent: trans.__(
-            'Cancelled: %1',
-            report.cancelled.toLocaleString()
-          )
-        })
-      );
-    }
-    return details;
-  }
-
-  private _errors(data: ICellData): HTMLElement {
-    const { report } = data;
-    const box = make('div', { className: 'jp-dashdock-CellStrip-error' });
-    const first = report.error;
-    const text = first
-      ? this._trans._n(
-          '%4 task erred. First: %2 in %3',
-          '%4 tasks erred. First: %2 in %3',
-          report.erred,
-          first.exception,
-          first.key,
-          report.erred.toLocaleString()
-        )
-      : this._trans._n(
-          '%2 task erred',
-          '%2 tasks erred',
-          report.erred,
-          report.erred.toLocaleString()
-        );
-    box.append(make('div', { textContent: text }));
-    if (first?.traceback) {
-      const details = make('details');
-      details.append(
-        make('summary', { textContent: this._trans.__('Traceback') }),
-        make('pre', { textContent: first.traceback })
-      );
-      box.append(details);
-    }
-    return box;
   }
 
   /** "Where time went": shows or hides the cell's own time, group by group. */
@@ -534,20 +322,12 @@ export class CellStrip extends Widget implements IRenderMime.IRenderer {
     title: string,
     action: () => Promise<unknown>
   ): HTMLButtonElement {
-    const button = make('button', {
-      className: 'jp-Button jp-mod-minimal jp-dashdock-CellStrip-button',
-      textContent: label,
-      title,
-      type: 'button'
-    });
-    button.dataset.action = name;
-    button.addEventListener('click', () => {
+    return stripButton(name, label, title, () => {
       action().catch(error => {
         this._note = String(error instanceof Error ? error.message : error);
         this._render();
       });
     });
-    return button;
   }
 
   /** The source the kernel's client is known by (the same lookup as the client repr's). */
@@ -615,12 +395,4 @@ export namespace CellStrip {
     /** Where the alerts come from; without it the strip lists none. */
     alerts?: IAlertsModel | null;
   }
-}
-
-/** A new element with these properties (class, text, title...). */
-function make<K extends keyof HTMLElementTagNameMap>(
-  tag: K,
-  properties: Partial<HTMLElementTagNameMap[K]> = {}
-): HTMLElementTagNameMap[K] {
-  return Object.assign(document.createElement(tag), properties);
 }

@@ -3,6 +3,7 @@
  * Dask's own "launch" command (see pane.ts for panes/).
  */
 
+import { ILayoutRestorer } from '@jupyterlab/application';
 import { TranslationBundle } from '@jupyterlab/translation';
 import { CommandRegistry } from '@lumino/commands';
 
@@ -120,5 +121,27 @@ export function addPaneCommands(
       const source = link.source ?? (await model.add(link.url)).id;
       return commands.execute(CommandIDs.openLayout, { source });
     }
+  });
+}
+
+/**
+ * Have the layout restorer reopen plot panes where they were, with their ids and rates.
+ */
+export function restorePanes(
+  restorer: ILayoutRestorer,
+  panes: PaneManager
+): void {
+  void restorer.restore(panes.tracker, {
+    command: CommandIDs.openPlot,
+    args: pane => ({
+      source: pane.source,
+      path: pane.path,
+      ...(pane.follows ? { follows: pane.follows } : {}),
+      name: pane.plotName,
+      sourceName: pane.sourceName,
+      id: pane.id,
+      rate: pane.rate
+    }),
+    name: pane => pane.id
   });
 }

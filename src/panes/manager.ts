@@ -4,6 +4,7 @@
 
 import type { JupyterFrontEnd } from '@jupyterlab/application';
 import { IThemeManager, WidgetTracker } from '@jupyterlab/apputils';
+import { ISettingRegistry } from '@jupyterlab/settingregistry';
 import { TranslationBundle } from '@jupyterlab/translation';
 import { UUID } from '@lumino/coreutils';
 import { IDisposable } from '@lumino/disposable';
@@ -22,6 +23,7 @@ import {
   placePlot
 } from './layout';
 import { PlotPane } from './pane';
+import { rateFromSetting } from './rates';
 
 /** How many plots the default layout places as a grid (`gridSteps`). */
 const GRID_SIZE = 4;
@@ -258,4 +260,26 @@ export namespace PaneManager {
     minWidth: number;
     minHeight: number;
   }
+}
+
+/**
+ * Configure `panes` from the panes plugin's settings, now and whenever they change.
+ */
+export function followPaneSettings(
+  settings: ISettingRegistry.ISettings,
+  panes: PaneManager
+): void {
+  const apply = () =>
+    panes.configure({
+      layout: settings.get('layout').composite as string[],
+      hiddenGrace: settings.get('hiddenGrace').composite as number,
+      defaultRate: rateFromSetting(
+        settings.get('defaultRate').composite as string
+      ),
+      followTheme: settings.get('followTheme').composite as boolean,
+      minWidth: settings.get('minPaneWidth').composite as number,
+      minHeight: settings.get('minPaneHeight').composite as number
+    });
+  apply();
+  settings.changed.connect(apply);
 }

@@ -4,24 +4,21 @@
  * rates.ts). May import api/, ui/ and tokens.ts; not the other feature directories.
  */
 
-import { MainAreaWidget, Notification } from '@jupyterlab/apputils';
+import { MainAreaWidget } from '@jupyterlab/apputils';
 import { TranslationBundle } from '@jupyterlab/translation';
-import { launchIcon, refreshIcon } from '@jupyterlab/ui-components';
 import { Message } from '@lumino/messaging';
 import { ISignal, Signal } from '@lumino/signaling';
-import { Widget } from '@lumino/widgets';
 
 import { proxyURL, setPaneState } from '../api/client';
-import { ISourcesModel } from '../tokens';
+import { ISource, ISourcesModel } from '../tokens';
 import { DashboardFrame } from '../ui/frame';
 import { HiddenSuspender } from '../ui/visibility';
-import { rateSelect, toolbarButton } from './buttons';
 import { RATES } from './rates';
-import { recordedPage, rewindControl, rewindURL } from './rewind';
-import { PaneStatus, STATUSES, statusLabels } from './status';
+import { rewindURL, warnNoRecording } from './rewind';
+import { PaneStatus, statusLabels } from './status';
+import { PaneControls } from './toolbar';
 
 const PANE_CLASS = 'jp-dashdock-PlotPane';
-const STATUS_CLASS = 'jp-dashdock-PaneStatus';
 const STALE_CLASS = 'jp-dashdock-PaneStale';
 
 /** After this long down, "reconnecting" becomes "scheduler gone" (the checks go on). */
@@ -68,71 +65,36 @@ export class PlotPane extends MainAreaWidget<DashboardFrame> {
         this._render();
       }
     });
-    this._sourceName = this._knownSourceName() ?? options.sourceName ?? null;
+    this._sourceName = this._followed()?.name ?? options.sourceName ?? null;
     this.title.closable = true;
     this.node.dataset.dashdockPath = options.path;
     this.node.dataset.dashdockSource = options.source;
     if (options.follows) {
       this.node.dataset.dashdockFollows = options.follows;
     }
-    this._lost = this._sourceLost();
+    this._lost = this._followed()?.lost ?? 0;
     void this._sendState();
 
-    const trans = options.trans;
-    this._status.addClass(STATUS_CLASS);
-    this._status.node.setAttribute('role', 'status');
-    const pause = toolbarButton({
-      className: 'jp-dashdock-PaneStatus-pause',
-      label: trans.__('Pause'),
-      tooltip: trans.__('Freeze this plot at the current instant'),
-      onClick: () => this.setPaused(!this._paused)
-    });
-    this._pauseButton = pause.node as HTMLButtonElement;
-    const rate = rateSelect({
-      trans,
+    this._controls = new PaneControls(this.toolbar, {
+      source: options.source,
+      path: options.path,
       rate: this._rate,
-      onChange: value => this.setRate(value)
+      trans: options.trans,
+      onPause: () => this.setPaused(!this._paused),
+      onRate: value => this.setRate(value),
+      onRewind: seconds => void this.rewind(seconds),
+      onReload: () => this.reload(),
+      onOpenTab: () =>
+        window.open(
+          proxyURL(options.source, options.path),
+          '_blank',
+          'noopener'
+        )
     });
-    this._rateSelect = rate.node as HTMLSelectElement;
     this._stale.className = STALE_CLASS;
     this._stale.hidden = true;
     // Over the frame only, so the toolbar (status, reload) stays usable while the plot is stale.
     this.content.node.appendChild(this._stale);
-    this.toolbar.addItem('status', this._status);
-    this.toolbar.addItem('pause', pause);
-    this.toolbar.addItem('rate', rate);
-    const page = recordedPage(options.path);
-    // A worker's own dashboard (a literal host:port) is not what the scheduler's recording shows.
-    if (page && !options.source.includes(':')) {
-      const rewind = rewindControl(trans, seconds => void this.rewind(seconds));
-      this._rewindSelect = rewind.node.querySelector('select');
-      this._rewindControl = rewind;
-      this._recordedPage = page;
-      this.toolbar.addItem('rewind', rewind);
-    }
-    this.toolbar.addItem(
-      'reload',
-      toolbarButton({
-        icon: refreshIcon,
-        label: trans.__('Reload'),
-        tooltip: trans.__('Reload this plot'),
-        onClick: () => this.reload()
-      })
-    );
-    this.toolbar.addItem(
-      'open-tab',
-      toolbarButton({
-        icon: launchIcon,
-        label: trans.__('Open in a browser tab'),
-        tooltip: trans.__('Open this plot in a browser tab'),
-        onClick: () =>
-          window.open(
-            proxyURL(options.source, options.path),
-            '_blank',
-            'noopener'
-          )
-      })
-    );
     this._model.changed.connect(this._onSourcesChanged, this);
     this._render();
   }
@@ -179,7 +141,7 @@ export class PlotPane extends MainAreaWidget<DashboardFrame> {
     if (this._rewound) {
       return 'rewound';
     }
-    const source = this._model.sources.find(s => s.id === this._healthSource);
+    const source = this._followed();
     // A literal host:port that follows no source has no health to show; its page shows errors.
     const unfollowed = !this.follows && this.source.includes(':');
     if (!source && !unfollowed) {
@@ -240,7 +202,7 @@ export class PlotPane extends MainAreaWidget<DashboardFrame> {
   async rewind(seconds: number): Promise<void> {
     const choice = ++this._rewindChoice;
     this._note = '';
-    if (!seconds || !this._recordedPage) {
+    if (!seconds || !this._controls.recordedPage) {
       const wasRewound = !!this._rewound;
       this._rewound = null;
       if (wasRewound) {
@@ -251,7 +213,7 @@ export class PlotPane extends MainAreaWidget<DashboardFrame> {
     }
     let url: string | null;
     try {
-      url = await rewindURL(this.source, this._recordedPage, seconds);
+      url = await rewindURL(this.source, this._controls.recordedPage, seconds);
     } catch (error) {
       console.warn('dashdock: could not rewind the pane', error);
       url = null;
@@ -263,14 +225,7 @@ export class PlotPane extends MainAreaWidget<DashboardFrame> {
     if (url === null) {
       if (!this._note) {
         this._note = this._trans.__('no recording for this source');
-        // The status may be cut short in a narrow pane: the reason also comes as a notification.
-        Notification.warning(
-          this._trans.__(
-            '%1 has no recording to rewind to: its recording is off or has not begun. Turn it on in the History section of the Dask sidebar.',
-            this.sourceName
-          ),
-          { autoClose: 8000 }
-        );
+        warnNoRecording(this._trans, this.sourceName);
       }
       if (this._rewound) {
         this._rewound = null;
@@ -322,31 +277,23 @@ export class PlotPane extends MainAreaWidget<DashboardFrame> {
     );
   }
 
-  private _sourceLost(): number {
-    return (
-      this._model.sources.find(s => s.id === this._healthSource)?.lost ?? 0
-    );
-  }
-
-  /** The name the sources model gives the followed source now, if it knows it. */
-  private _knownSourceName(): string | null {
-    return (
-      this._model.sources.find(s => s.id === this._healthSource)?.name ?? null
-    );
+  /** The followed source, as the sources model knows it now. */
+  private _followed(): ISource | undefined {
+    return this._model.sources.find(s => s.id === this._healthSource);
   }
 
   private _onSourcesChanged(): void {
-    const name = this._knownSourceName();
+    const source = this._followed();
+    const name = source?.name ?? null;
     if (name !== null && name !== this._sourceName) {
       this._sourceName = name;
       this._stateChanged.emit();
     }
-    const source = this._model.sources.find(s => s.id === this._healthSource);
     const down = source?.health.status === 'down';
     if (down && !this._wasDown) {
       this._downSince = Date.now();
     }
-    const lost = this._sourceLost();
+    const lost = source?.lost ?? 0;
     const cameBack = this._wasDown && !down;
     const lostWhileUp = !down && lost !== this._lost;
     this._wasDown = down;
@@ -366,7 +313,7 @@ export class PlotPane extends MainAreaWidget<DashboardFrame> {
   private _render(): void {
     const trans = this._trans;
     const status = this.status;
-    const source = this._model.sources.find(s => s.id === this._healthSource);
+    const source = this._followed();
     this.title.label = this._showSource
       ? trans.__('%1 · %2', this.plotName, this.sourceName)
       : this.plotName;
@@ -381,38 +328,20 @@ export class PlotPane extends MainAreaWidget<DashboardFrame> {
       sourceKnown: !!source,
       rewound: this.rewound
     });
-    // The status leads the toolbar (the last items overflow first in narrow panes), and the
-    // tab carries it too, so a pane behind another tab still shows that its scheduler is away.
-    this._status.node.textContent = this._note
-      ? trans.__('%1 · %2 · %3', this.sourceName, labels[status], this._note)
-      : trans.__('%1 · %2', this.sourceName, labels[status]);
-    // In full when the toolbar cuts it short, with what the last health check said.
-    this._status.node.title = [
-      this._status.node.textContent,
-      source?.health.message
-    ]
-      .filter(Boolean)
-      .join('\n');
     this.node.dataset.status = status;
-    for (const name of STATUSES) {
-      this._status.toggleClass(`jp-mod-${name}`, name === status);
-    }
+    this._controls.showStatus(
+      status,
+      this._note
+        ? trans.__('%1 · %2 · %3', this.sourceName, labels[status], this._note)
+        : trans.__('%1 · %2', this.sourceName, labels[status]),
+      source?.health.message
+    );
     this.title.className = `jp-dashdock-PaneTab jp-mod-${status}`;
-    this._pauseButton.dataset.paused = String(this._paused);
-    this._pauseButton.textContent = this._paused
-      ? trans.__('Resume')
-      : trans.__('Pause');
-    this._pauseButton.title = this._paused
-      ? trans.__('Show this plot live again')
-      : trans.__('Freeze this plot at the current instant');
-    // Pause and rate act on the live plot; a recorded page has neither.
-    this._pauseButton.disabled = !!this._rewound;
-    this._rateSelect.disabled = !!this._rewound;
-    if (this._rewindSelect) {
-      this._rewindSelect.value = String(this.rewound);
-    }
-    // A source that can never be recorded (no scheduler the history can reach) offers no Rewind.
-    this._rewindControl?.setHidden(!!source?.unrecorded);
+    this._controls.update({
+      paused: this._paused,
+      rewound: this.rewound,
+      unrecorded: !!source?.unrecorded
+    });
     // The plot on screen is the last one drawn before the scheduler went away: say so over it.
     const stale = status === 'reconnecting' || status === 'gone';
     this.toggleClass('jp-mod-stale', stale);
@@ -434,13 +363,8 @@ export class PlotPane extends MainAreaWidget<DashboardFrame> {
   private _model: ISourcesModel;
   private _healthSource: string;
   private _trans: TranslationBundle;
-  private _status = new Widget();
+  private _controls: PaneControls;
   private _stale = document.createElement('div');
-  private _pauseButton: HTMLButtonElement;
-  private _rateSelect: HTMLSelectElement;
-  private _rewindSelect: HTMLSelectElement | null = null;
-  private _rewindControl: Widget | null = null;
-  private _recordedPage: string | null = null;
   private _rewound: { seconds: number; url: string } | null = null;
   private _rewindChoice = 0;
   /** A short message after the status (why a rewind did not happen). */

@@ -3,6 +3,7 @@
  * recorded page, the windows offered, and the view's URL.
  */
 
+import { Notification } from '@jupyterlab/apputils';
 import { TranslationBundle } from '@jupyterlab/translation';
 import { Widget } from '@lumino/widgets';
 
@@ -78,4 +79,21 @@ export function rewindControl(
   text.setAttribute('aria-hidden', 'true');
   label.append(text, select);
   return new Widget({ node: label });
+}
+
+/**
+ * Say that `sourceName` has no recording to rewind to (a pane's status may be cut short in a
+ * narrow pane: the reason also comes as a notification).
+ */
+export function warnNoRecording(
+  trans: TranslationBundle,
+  sourceName: string
+): void {
+  Notification.warning(
+    trans.__(
+      '%1 has no recording to rewind to: its recording is off or has not begun. Turn it on in the History section of the Dask sidebar.',
+      sourceName
+    ),
+    { autoClose: 8000 }
+  );
 }

@@ -1,5 +1,6 @@
 /**
- * History: views of recorded runs and their window panes (see panes.ts for plugins/).
+ * History: the sidebar's section, views of recorded runs and their window panes (see panes.ts for
+ * plugins/).
  */
 
 import {
@@ -10,12 +11,20 @@ import {
 import { ICommandPalette, IThemeManager } from '@jupyterlab/apputils';
 import { ITranslator, nullTranslator } from '@jupyterlab/translation';
 
-import { addHistoryCommands, OPEN_HISTORY_PANE } from '../history/commands';
+import { addHistoryCommands, restoreHistory } from '../history/commands';
 import { HistoryManager } from '../history/manager';
-import { CommandIDs, IPlotPanes, TRANSLATION_DOMAIN } from '../tokens';
+import { HistorySection } from '../history/section';
+import {
+  CommandIDs,
+  IDaskSidebar,
+  IPlotPanes,
+  ISourcesModel,
+  TRANSLATION_DOMAIN
+} from '../tokens';
 
 /**
- * The History view of a run, its window panes, their restoring, and the export command.
+ * The History view of a run, its window panes, their restoring, the export command and the
+ * sidebar's History section.
  */
 export const historyPlugin: JupyterFrontEndPlugin<void> = {
   id: 'dashdock:history',
@@ -27,7 +36,9 @@ export const historyPlugin: JupyterFrontEndPlugin<void> = {
     ICommandPalette,
     IThemeManager,
     ITranslator,
-    IPlotPanes
+    IPlotPanes,
+    IDaskSidebar,
+    ISourcesModel
   ],
   activate: (
     app: JupyterFrontEnd,
@@ -35,7 +46,9 @@ export const historyPlugin: JupyterFrontEndPlugin<void> = {
     palette: ICommandPalette | null,
     themeManager: IThemeManager | null,
     translator: ITranslator | null,
-    panes: IPlotPanes | null
+    panes: IPlotPanes | null,
+    sidebar: IDaskSidebar | null,
+    sources: ISourcesModel | null
   ): void => {
     const trans = (translator ?? nullTranslator).load(TRANSLATION_DOMAIN);
     const manager = new HistoryManager({
@@ -50,27 +63,12 @@ export const historyPlugin: JupyterFrontEndPlugin<void> = {
       category: trans.__('Dask')
     });
 
-    void restorer?.restore(manager.views, {
-      command: CommandIDs.openHistory,
-      args: view => ({
-        id: view.run,
-        runName: view.runName,
-        viewId: view.id,
-        ...(view.window ?? {})
-      }),
-      name: view => view.id
-    });
-    void restorer?.restore(manager.panes, {
-      command: OPEN_HISTORY_PANE,
-      args: pane => ({
-        run: pane.run,
-        runName: pane.runName,
-        page: pane.page,
-        start: pane.window.start,
-        end: pane.window.end,
-        id: pane.id
-      }),
-      name: pane => pane.id
-    });
+    if (restorer) {
+      restoreHistory(restorer, manager);
+    }
+    if (sidebar && sources) {
+      const options = { model: sources, commands: app.commands, trans };
+      sidebar.addSection(new HistorySection(options), { rank: 500, weight: 0 });
+    }
   }
 };

@@ -12,9 +12,8 @@ import { ICommandPalette, IThemeManager } from '@jupyterlab/apputils';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
 import { ITranslator, nullTranslator } from '@jupyterlab/translation';
 
-import { addPaneCommands } from '../panes/commands';
-import { PaneManager } from '../panes/manager';
-import { rateFromSetting } from '../panes/rates';
+import { addPaneCommands, restorePanes } from '../panes/commands';
+import { followPaneSettings, PaneManager } from '../panes/manager';
 import {
   CommandIDs,
   IPlotPanes,
@@ -55,7 +54,6 @@ export const panesPlugin: JupyterFrontEndPlugin<IPlotPanes> = {
       trans,
       themeManager
     });
-
     addPaneCommands(app.commands, panes, model, trans);
     palette?.addItem({
       command: CommandIDs.openLayout,
@@ -66,38 +64,12 @@ export const panesPlugin: JupyterFrontEndPlugin<IPlotPanes> = {
       category: trans.__('Dask'),
       args: {}
     });
-
-    void restorer?.restore(panes.tracker, {
-      command: CommandIDs.openPlot,
-      args: pane => ({
-        source: pane.source,
-        path: pane.path,
-        ...(pane.follows ? { follows: pane.follows } : {}),
-        name: pane.plotName,
-        sourceName: pane.sourceName,
-        id: pane.id,
-        rate: pane.rate
-      }),
-      name: pane => pane.id
-    });
-
+    if (restorer) {
+      restorePanes(restorer, panes);
+    }
     if (settingRegistry) {
       void Promise.all([settingRegistry.load(panesPlugin.id), app.restored])
-        .then(([settings]) => {
-          const apply = () =>
-            panes.configure({
-              layout: settings.get('layout').composite as string[],
-              hiddenGrace: settings.get('hiddenGrace').composite as number,
-              defaultRate: rateFromSetting(
-                settings.get('defaultRate').composite as string
-              ),
-              followTheme: settings.get('followTheme').composite as boolean,
-              minWidth: settings.get('minPaneWidth').composite as number,
-              minHeight: settings.get('minPaneHeight').composite as number
-            });
-          apply();
-          settings.changed.connect(apply);
-        })
+        .then(([settings]) => followPaneSettings(settings, panes))
         .catch(error =>
           console.warn('dashdock: could not load settings', error)
         );

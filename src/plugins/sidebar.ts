@@ -1,5 +1,6 @@
 /**
- * The dashdock sidebar: Lab's SidePanel with one section per concern (see panes.ts for plugins/).
+ * The dashdock sidebar: Lab's SidePanel to which features add their sections (see panes.ts for
+ * plugins/).
  */
 
 import {
@@ -12,40 +13,26 @@ import { SidePanel } from '@jupyterlab/ui-components';
 import { Widget } from '@lumino/widgets';
 
 import { AlertsEntry } from '../alerts/entry';
-import { ClustersSection } from '../clusters/view';
-import { HistorySection } from '../history/section';
-import { PlotsSection } from '../sources/plots';
-import { SourcesSection } from '../sources/view';
-import { WorkersSection } from '../sources/workers';
-import {
-  IAlertsModel,
-  IClustersModel,
-  IPlotPanes,
-  ISourcesModel,
-  TRANSLATION_DOMAIN
-} from '../tokens';
+import { IAlertsModel, IDaskSidebar, TRANSLATION_DOMAIN } from '../tokens';
 import { dashdockIcon } from '../ui/icons';
-import { shareSections } from '../ui/sections';
+import { SharedSections } from '../ui/sections';
 
 /**
- * Sources, plots, workers and managed clusters, in the left sidebar.
+ * The left sidebar: its header (with the alerts entry) and the registry of its sections.
  */
-export const sidebarPlugin: JupyterFrontEndPlugin<void> = {
+export const sidebarPlugin: JupyterFrontEndPlugin<IDaskSidebar> = {
   id: 'dashdock:sidebar',
   description:
-    'Lists Dask dashboard sources and their plots in the left sidebar.',
+    'The left sidebar of Dask dashboards, to which dashdock features add their sections.',
   autoStart: true,
-  requires: [ISourcesModel, IPlotPanes],
-  optional: [IClustersModel, ILayoutRestorer, ITranslator, IAlertsModel],
+  provides: IDaskSidebar,
+  optional: [ILayoutRestorer, ITranslator, IAlertsModel],
   activate: (
     app: JupyterFrontEnd,
-    model: ISourcesModel,
-    panes: IPlotPanes,
-    clusters: IClustersModel | null,
     restorer: ILayoutRestorer | null,
     translator: ITranslator | null,
     alerts: IAlertsModel | null
-  ): void => {
+  ): IDaskSidebar => {
     const trans = (translator ?? nullTranslator).load(TRANSLATION_DOMAIN);
     const sidebar = new SidePanel({ translator: translator ?? nullTranslator });
     sidebar.id = 'dashdock-sidebar';
@@ -61,26 +48,12 @@ export const sidebarPlugin: JupyterFrontEndPlugin<void> = {
         new AlertsEntry({ model: alerts, commands: app.commands, trans })
       );
     }
-
-    // Plots get the most room, then a cluster's card with its controls; workers start closed,
-    // so no scheduler is asked for workers nobody looks at.
-    const options = { model, panes, commands: app.commands, trans };
-    const shares = new Map<Widget, number>([
-      [new SourcesSection(options), 1],
-      [new PlotsSection({ ...options, hasClusters: !!clusters }), 2],
-      [new WorkersSection(options), 0]
-    ]);
-    if (clusters) {
-      shares.set(
-        new ClustersSection({ model: clusters, commands: app.commands, trans }),
-        1.6
-      );
-    }
-    shares.set(new HistorySection(options), 0);
-    shares.forEach((_, section) => sidebar.addWidget(section));
-    shareSections(sidebar, shares);
+    const sections = new SharedSections(sidebar, app.started);
 
     app.shell.add(sidebar, 'left', { rank: 200 });
     restorer?.add(sidebar, sidebar.id);
+    return {
+      addSection: (section, options) => sections.add(section, options)
+    };
   }
 };

@@ -5,9 +5,7 @@
 
 import { TranslationBundle } from '@jupyterlab/translation';
 import { CommandRegistry } from '@lumino/commands';
-import { Message } from '@lumino/messaging';
 import { Poll } from '@lumino/polling';
-import { Widget } from '@lumino/widgets';
 
 import { KEY_PLOTS } from '../api/plots';
 import { IPlot, ISource } from '../api/types';
@@ -15,6 +13,7 @@ import { CommandIDs, IPlotPanes, ISourcesModel } from '../tokens';
 import { makeDockDraggable } from '../ui/dnd';
 import { element } from '../ui/dom';
 import { PlotTree } from './plottree';
+import { Section } from '../ui/section';
 
 /** How often the plots of the selected source are asked for again while the section is seen:
  * a notebook's new `dashdock.metric` shows up within this (Dask's own list never changes). */
@@ -27,7 +26,7 @@ const REFRESH_INTERVAL = 2000;
  * The tree is built again only when the selection, the filter or the list changes, never on the
  * model's health updates. Enter in the filter opens the first match; Down moves into the tree.
  */
-export class PlotsSection extends Widget {
+export class PlotsSection extends Section {
   constructor(options: PlotsSection.IOptions) {
     super();
     this.addClass('jp-dashdock-Plots');
@@ -70,7 +69,10 @@ export class PlotsSection extends Widget {
       trans
     });
     this.node.appendChild(this._tree.node);
-    this._model.changed.connect(this._onModelChanged, this);
+    this.listen('click');
+    this.listen('input', this._filter);
+    this.listen('keydown', this._filter);
+    this.follow(this._model.changed, this._onModelChanged);
     this._onModelChanged();
     this._refresh = new Poll({
       factory: () => this._refreshPlots(),
@@ -86,7 +88,6 @@ export class PlotsSection extends Widget {
     }
     this._refresh.dispose();
     this._tree.dispose();
-    this._model.changed.disconnect(this._onModelChanged, this);
     super.dispose();
   }
 
@@ -105,20 +106,6 @@ export class PlotsSection extends Widget {
         this._evtFilterKeydown(event as KeyboardEvent);
         break;
     }
-  }
-
-  protected onAfterAttach(msg: Message): void {
-    super.onAfterAttach(msg);
-    this.node.addEventListener('click', this);
-    this._filter.addEventListener('input', this);
-    this._filter.addEventListener('keydown', this);
-  }
-
-  protected onBeforeDetach(msg: Message): void {
-    this.node.removeEventListener('click', this);
-    this._filter.removeEventListener('input', this);
-    this._filter.removeEventListener('keydown', this);
-    super.onBeforeDetach(msg);
   }
 
   private _evtClick(event: MouseEvent): void {

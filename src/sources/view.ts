@@ -5,7 +5,6 @@
 
 import { TranslationBundle } from '@jupyterlab/translation';
 import { Message } from '@lumino/messaging';
-import { Widget } from '@lumino/widgets';
 
 import { APIError, setSourceCredentials } from '../api/client';
 import { ISource } from '../api/types';
@@ -14,11 +13,16 @@ import { ISourcesModel } from '../tokens';
 import { element, KeyedParts } from '../ui/dom';
 import { RovingFocus } from '../ui/roving';
 import { askCredentials } from './credentials';
+import {
+  DISABLED_CLASS,
+  disabledRow,
+  SOURCE_CLASS,
+  updateRow,
+  usableRow
+} from './rows';
+import { Section } from '../ui/section';
 
 const SECTION_CLASS = 'jp-dashdock-Sources';
-const SOURCE_CLASS = 'jp-dashdock-Source';
-const SELECTED_CLASS = 'jp-mod-selected';
-const DISABLED_CLASS = 'jp-mod-disabled';
 const BUSY_CLASS = 'jp-mod-busy';
 
 /**
@@ -28,7 +32,7 @@ const BUSY_CLASS = 'jp-mod-busy';
  * The form is built once and the list is updated in place, so what the user types, and where the
  * focus is, survive the model's changes (a health check every few seconds).
  */
-export class SourcesSection extends Widget {
+export class SourcesSection extends Section {
   constructor(options: SourcesSection.IOptions) {
     super();
     this.addClass(SECTION_CLASS);
@@ -52,12 +56,22 @@ export class SourcesSection extends Widget {
       key: source => (source.disabled ? `disabled/${source.id}` : source.id),
       create: source => ({
         node: source.disabled
-          ? this._disabledItem(source)
-          : this._usableItem(source)
+          ? disabledRow(source, this._trans)
+          : usableRow(source, this._trans)
       }),
-      update: (item, source) => this._updateItem(item.node, source)
+      update: (item, source) =>
+        updateRow(
+          item.node,
+          source,
+          source.id === this._model.selected?.id,
+          this._trans
+        )
     });
-    this._model.changed.connect(this._render, this);
+    this.listen('submit');
+    this.listen('click');
+    this.listen('keydown', this._list);
+    this.listen('input', this._url);
+    this.follow(this._model.changed, this._render);
     this._render();
   }
 
@@ -66,7 +80,6 @@ export class SourcesSection extends Widget {
       return;
     }
     this._roving.dispose();
-    this._model.changed.disconnect(this._render, this);
     super.dispose();
   }
 
@@ -89,22 +102,6 @@ export class SourcesSection extends Widget {
         this._error.textContent = '';
         break;
     }
-  }
-
-  protected onAfterAttach(msg: Message): void {
-    super.onAfterAttach(msg);
-    this.node.addEventListener('submit', this);
-    this.node.addEventListener('click', this);
-    this._list.addEventListener('keydown', this);
-    this._url.addEventListener('input', this);
-  }
-
-  protected onBeforeDetach(msg: Message): void {
-    this.node.removeEventListener('submit', this);
-    this.node.removeEventListener('click', this);
-    this._list.removeEventListener('keydown', this);
-    this._url.removeEventListener('input', this);
-    super.onBeforeDetach(msg);
   }
 
   protected onAfterShow(msg: Message): void {
@@ -302,136 +299,6 @@ export class SourcesSection extends Widget {
     this._renderWarnings();
   }
 
-  private _usableItem(source: ISource): HTMLElement {
-    const trans = this._trans;
-    const item = element('li', SOURCE_CLASS);
-    item.setAttribute('role', 'treeitem');
-    element('span', 'jp-dashdock-Source-status', item);
-    element('span', 'jp-dashdock-Source-name', item);
-    const unsaved = element('span', 'jp-dashdock-Source-unsaved', item);
-    unsaved.textContent = trans.__('not saved');
-    // Shown while its dashboard refuses: the way to give (other) credentials.
-    const credentials = element(
-      'button',
-      'jp-dashdock-Source-credentials jp-mod-styled',
-      item
-    );
-    credentials.type = 'button';
-    credentials.dataset.action = 'credentials';
-    credentials.dataset.sourceId = source.id;
-    credentials.textContent = trans.__('Credentials…');
-    credentials.hidden = true;
-    // Notebooks' clients and managed clusters go when they close: there is nothing to remove.
-    if (source.kind === 'url') {
-      item.appendChild(this._removeButton(source));
-    }
-    return item;
-  }
-
-  /**
-   * A saved source that cannot be used now: listed with its reason so nothing vanishes unexplained,
-   * not selectable, and removable.
-   */
-  private _disabledItem(source: ISource): HTMLElement {
-    // Focusable but not selectable: there is nothing to show; Delete or its button removes it.
-    const item = element('li', `${SOURCE_CLASS} ${DISABLED_CLASS}`);
-    item.setAttribute('role', 'treeitem');
-    item.setAttribute('aria-disabled', 'true');
-    const status = element(
-      'span',
-      'jp-dashdock-Source-status jp-mod-disabled',
-      item
-    );
-    status.title = this._trans.__('Disabled');
-    const text = element('span', 'jp-dashdock-Source-name', item);
-    element('span', '', text);
-    element('span', 'jp-dashdock-Source-reason', text);
-    item.appendChild(this._removeButton(source));
-    return item;
-  }
-
-  private _updateItem(item: HTMLElement, source: ISource): void {
-    const trans = this._trans;
-    item.dataset.sourceId = source.id;
-    item.dataset.kind = source.kind;
-    item
-      .querySelector('.jp-dashdock-Source-remove')
-      ?.setAttribute('aria-label', trans.__('Remove %1', source.name));
-    if (source.kind === 'url' || source.disabled) {
-      item.setAttribute('aria-keyshortcuts', 'Delete');
-    }
-    if (source.disabled) {
-      item.title = source.url
-        ? trans.__('%1 (disabled: %2)', source.url, source.disabled)
-        : trans.__('Disabled: %1', source.disabled);
-      const [name, reason] = Array.from(
-        item.querySelector('.jp-dashdock-Source-name')!.children
-      );
-      name.textContent = source.name;
-      reason.textContent = source.disabled;
-      item.setAttribute(
-        'aria-label',
-        trans.__('%1, disabled: %2', source.name, source.disabled)
-      );
-      return;
-    }
-    const credentials = item.querySelector<HTMLButtonElement>(
-      '.jp-dashdock-Source-credentials'
-    );
-    if (credentials) {
-      credentials.hidden = !source.needsCredentials;
-      credentials.setAttribute(
-        'aria-label',
-        trans.__('Give the credentials of %1', source.name)
-      );
-      credentials.title = source.health.message;
-    }
-    const selected = source.id === this._model.selected?.id;
-    item.classList.toggle(SELECTED_CLASS, selected);
-    item.setAttribute('aria-selected', String(selected));
-    item.title = trans.__(
-      '%1\nEnter or click to show its plots',
-      Private.kindLabel(source, trans)
-    );
-    // Named here, not from its content: that would read the status dot and the × button too.
-    item.setAttribute(
-      'aria-label',
-      source.warning
-        ? trans.__(
-            '%1, %2, not saved',
-            source.name,
-            Private.statusLabel(source, trans)
-          )
-        : trans.__('%1, %2', source.name, Private.statusLabel(source, trans))
-    );
-    const status = item.querySelector<HTMLElement>(
-      '.jp-dashdock-Source-status'
-    )!;
-    status.className = `jp-dashdock-Source-status jp-mod-${source.health.status}`;
-    status.title = Private.statusLabel(source, trans);
-    item.querySelector('.jp-dashdock-Source-name')!.textContent = source.name;
-    const unsaved = item.querySelector<HTMLElement>(
-      '.jp-dashdock-Source-unsaved'
-    )!;
-    unsaved.hidden = !source.warning;
-    unsaved.title = source.warning ?? '';
-  }
-
-  private _removeButton(source: ISource): HTMLElement {
-    const trans = this._trans;
-    const remove = element(
-      'button',
-      'jp-dashdock-Source-remove jp-Button jp-mod-minimal'
-    );
-    remove.dataset.action = 'remove';
-    remove.dataset.sourceId = source.id;
-    remove.textContent = '×';
-    remove.title = trans.__('Remove this source (Delete)');
-    // One tab stop per list: the keyboard removes the focused row with Delete.
-    remove.tabIndex = -1;
-    return remove;
-  }
-
   /**
    * What the server says about the sources file (a file moved aside, a change not saved): these
    * would otherwise be known to its log only.
@@ -473,36 +340,5 @@ export namespace SourcesSection {
   export interface IOptions {
     model: ISourcesModel;
     trans: TranslationBundle;
-  }
-}
-
-namespace Private {
-  export function kindLabel(source: ISource, trans: TranslationBundle): string {
-    switch (source.kind) {
-      case 'kernel':
-        return trans.__(
-          '%1 (a Dask client in notebook %2)',
-          source.url,
-          source.name
-        );
-      case 'cluster':
-        return trans.__('%1 (a cluster this server manages)', source.url);
-      default:
-        return source.url;
-    }
-  }
-
-  export function statusLabel(
-    source: ISource,
-    trans: TranslationBundle
-  ): string {
-    switch (source.health.status) {
-      case 'up':
-        return trans.__('Scheduler reachable');
-      case 'down':
-        return trans.__('Scheduler unreachable: %1', source.health.message);
-      default:
-        return trans.__('Not checked yet');
-    }
   }
 }

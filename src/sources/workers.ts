@@ -5,7 +5,6 @@
 
 import { TranslationBundle } from '@jupyterlab/translation';
 import { Message } from '@lumino/messaging';
-import { Widget } from '@lumino/widgets';
 
 import { APIError, listWorkers } from '../api/client';
 import { IWorker } from '../api/types';
@@ -13,6 +12,7 @@ import { IPlotPanes, ISourcesModel } from '../tokens';
 import { makeDockDraggable, wasDragged } from '../ui/dnd';
 import { element, makeKeyboardClickable } from '../ui/dom';
 import { formatBytes } from '../ui/format';
+import { Section } from '../ui/section';
 
 /** Above this many workers the section offers a filter. */
 const FILTER_FROM = 8;
@@ -27,7 +27,7 @@ const FILTER_FROM = 8;
  * A worker pane's proxy target is the worker's `host:port`; it follows the health of the source
  * it was opened from, so it says "reconnecting" when that scheduler goes away.
  */
-export class WorkersSection extends Widget {
+export class WorkersSection extends Section {
   constructor(options: WorkersSection.IOptions) {
     super();
     this.addClass('jp-dashdock-Workers');
@@ -54,16 +54,10 @@ export class WorkersSection extends Widget {
     refresh.title = trans.__('Ask the scheduler for its workers again');
     refresh.setAttribute('aria-label', trans.__('Refresh workers'));
     this._list = element('ul', 'jp-dashdock-WorkerList', this.node);
-    this._model.changed.connect(this._onModelChanged, this);
+    this.listen('click');
+    this.listen('input', this._filter);
+    this.follow(this._model.changed, this._onModelChanged);
     this._onModelChanged();
-  }
-
-  dispose(): void {
-    if (this.isDisposed) {
-      return;
-    }
-    this._model.changed.disconnect(this._onModelChanged, this);
-    super.dispose();
   }
 
   /**
@@ -78,18 +72,6 @@ export class WorkersSection extends Widget {
         this._render();
         break;
     }
-  }
-
-  protected onAfterAttach(msg: Message): void {
-    super.onAfterAttach(msg);
-    this.node.addEventListener('click', this);
-    this._filter.addEventListener('input', this);
-  }
-
-  protected onBeforeDetach(msg: Message): void {
-    this.node.removeEventListener('click', this);
-    this._filter.removeEventListener('input', this);
-    super.onBeforeDetach(msg);
   }
 
   protected onAfterShow(msg: Message): void {

@@ -11,8 +11,8 @@ const LEAST_OF_SHARE = 0.5;
 const LEAST_HEIGHT = 96;
 
 /**
- * Give the sections of `panel` their shares of its height (weights: a section with weight 0
- * starts collapsed, and counts as 1 once opened), and keep every open section usable.
+ * The sections of `panel`, in rank order, sharing its height by weight (a section with weight 0
+ * starts collapsed, and counts as 1 once opened); every open section is kept usable.
  *
  * #### Notes
  * Lumino gives a collapsed section's height to the last open one and restores a reopened
@@ -22,37 +22,96 @@ const LEAST_HEIGHT = 96;
  * in the rest, and none is left under half its fair share. Sizes the user drags stay until the
  * next fold or unfold.
  */
-export function shareSections(
-  panel: SidePanel,
-  weights: Map<Widget, number>
-): void {
-  const accordion = panel.content as AccordionPanel;
-  accordion.widgets.forEach((widget, index) => {
-    if (!weights.get(widget)) {
-      accordion.collapse(index);
+export class SharedSections {
+  /**
+   * Sections added before `ready` resolves (the plugins activating with the sidebar) are laid
+   * out together then, before Lab restores its layout; later ones are inserted as they come.
+   */
+  constructor(panel: SidePanel, ready: Promise<unknown>) {
+    this._panel = panel;
+    void ready.then(() => this._start());
+  }
+
+  /**
+   * Add `section` after those of lower or equal rank, with its share of the height.
+   */
+  add(section: Widget, options: { rank: number; weight: number }): void {
+    const index = this._ranks.filter(rank => rank <= options.rank).length;
+    this._ranks.splice(index, 0, options.rank);
+    this._weights.set(section, options.weight);
+    if (!this._started) {
+      this._waiting.splice(index, 0, section);
+      return;
     }
-  });
-  accordion.setRelativeSizes(
-    accordion.widgets.map(widget => weights.get(widget) ?? 0)
-  );
-  accordion.expansionToggled.connect((_, index) => {
-    const open = accordion.widgets.map(widget => !widget.isHidden);
-    const weight = accordion.widgets.map(widget => weights.get(widget) || 1);
-    const titles = accordion.titles.reduce(
-      (sum, title) => sum + title.offsetHeight,
-      0
+    this._panel.insertWidget(index, section);
+    const accordion = this._accordion;
+    // Lumino appends a section's title and node whatever its index: keep the DOM (the order of
+    // tab stops and of screen readers) in the order shown.
+    accordion.widgets.forEach((widget, i) =>
+      accordion.node.append(accordion.titles[i], widget.node)
     );
-    const room = accordion.node.clientHeight - titles;
+    if (!options.weight) {
+      this._adding = true;
+      accordion.collapse(accordion.widgets.indexOf(section));
+      this._adding = false;
+    }
+    this._share();
+  }
+
+  private _start(): void {
+    const accordion = this._accordion;
+    this._waiting.forEach(section => this._panel.addWidget(section));
+    this._waiting = [];
+    accordion.widgets.forEach((widget, index) => {
+      if (!this._weights.get(widget)) {
+        accordion.collapse(index);
+      }
+    });
+    this._share();
+    this._started = true;
+    accordion.expansionToggled.connect((_, index) => {
+      if (this._adding) {
+        return; // a section added collapsed: `add` shares the height
+      }
+      const open = accordion.widgets.map(widget => !widget.isHidden);
+      const weight = accordion.widgets.map(
+        widget => this._weights.get(widget) || 1
+      );
+      const titles = accordion.titles.reduce(
+        (sum, title) => sum + title.offsetHeight,
+        0
+      );
+      const room = accordion.node.clientHeight - titles;
+      accordion.setRelativeSizes(
+        shared(
+          accordion.relativeSizes(),
+          open,
+          weight,
+          index,
+          room > 0 ? LEAST_HEIGHT / room : 0
+        )
+      );
+    });
+  }
+
+  /** Every section its weight's share. */
+  private _share(): void {
+    const accordion = this._accordion;
     accordion.setRelativeSizes(
-      shared(
-        accordion.relativeSizes(),
-        open,
-        weight,
-        index,
-        room > 0 ? LEAST_HEIGHT / room : 0
-      )
+      accordion.widgets.map(widget => this._weights.get(widget) ?? 0)
     );
-  });
+  }
+
+  private get _accordion(): AccordionPanel {
+    return this._panel.content as AccordionPanel;
+  }
+
+  private _panel: SidePanel;
+  private _started = false;
+  private _adding = false;
+  private _waiting: Widget[] = [];
+  private _ranks: number[] = [];
+  private _weights = new Map<Widget, number>();
 }
 
 /**

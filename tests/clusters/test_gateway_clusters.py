@@ -37,6 +37,8 @@ from dashdock.notebook.environment import offer_gateway_settings
 _GATEWAY_CONFIG = """
 from dask_gateway_server.options import Integer, Options, Select
 
+pytestmark = pytest.mark.slow  # real kernels, clusters or servers started per test
+
 c = get_config()  # noqa: F821
 c.DaskGateway.address = "127.0.0.1:{api}"
 c.Proxy.address = "127.0.0.1:{proxy}"

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from dashdock.kernel.cellstrip import bundle, summary_lines
 
-FIXTURE = Path(__file__).resolve().parent.parent / "ts-tests" / "fixtures" / "cell-summaries.json"
+FIXTURE = Path(__file__).resolve().parents[2] / "ts-tests" / "fixtures" / "cell-summaries.json"
 
 
 def test_the_kernel_writes_the_summaries_the_lab_is_tested_against() -> None:

@@ -16,6 +16,8 @@ from test_history_api import START, eventually, run_of
 
 from dashdock.history.recorder.alerts import AlertLimits
 
+pytestmark = pytest.mark.slow  # real kernels, clusters or servers started per test
+
 ALERTS_SEEN = 60.0  # generous on a loaded 2-core machine; what users wait is measured in bench/
 
 

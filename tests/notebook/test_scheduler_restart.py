@@ -28,6 +28,8 @@ CLUSTER = """
 import asyncio, sys
 from distributed import Scheduler, Worker
 
+pytestmark = pytest.mark.slow  # real kernels, clusters or servers started per test
+
 async def main(port):
     async with Scheduler(host="127.0.0.1", port=port, dashboard_address="127.0.0.1:0") as scheduler:
         async with Worker(scheduler.address, nthreads=2, host="127.0.0.1", dashboard=False):

@@ -15,6 +15,8 @@ from distributed import Client, LocalCluster
 import dashdock
 from dashdock.sources.catalog import parse_custom
 
+pytestmark = pytest.mark.slow  # real kernels, clusters or servers started per test
+
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[LocalCluster]:

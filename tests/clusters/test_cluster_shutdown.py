@@ -8,26 +8,20 @@ their processes are found by walking parent pids from the server, not by process
 
 from __future__ import annotations
 
-import json
 import os
 import pty
 import signal
-import socket
-import subprocess
-import sys
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
+from _server_process import Server
 
-HOST = "127.0.0.1"
-TOKEN = "dashdock-shutdown-test"
+pytestmark = pytest.mark.slow  # real kernels, clusters or servers started per test
+
 GONE_WITHIN = 30.0
 
 
@@ -92,89 +86,6 @@ def alive(processes: list[Proc]) -> list[Proc]:
         if stat is not None and stat[1] == proc.started and stat[2] not in ("Z", "X"):
             running.append(proc)
     return running
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind((HOST, 0))
-        return sock.getsockname()[1]
-
-
-class Server:
-    """``python -m jupyter server`` with dashdock, in a session of its own (like a terminal's job)."""
-
-    def __init__(self, tmp: Path, stdin: int | None = None) -> None:
-        self.port = free_port()
-        env = {
-            **os.environ,
-            "JUPYTER_CONFIG_DIR": str(tmp / "config"),
-            "JUPYTER_DATA_DIR": str(tmp / "data"),
-            "JUPYTER_RUNTIME_DIR": str(tmp / "runtime"),
-            "JUPYTER_PLATFORM_DIRS": "1",
-        }
-        self.log_path = tmp / "server.log"
-        self._log = self.log_path.open("wb")
-        self.proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "jupyter",
-                "server",
-                f"--port={self.port}",
-                f"--ip={HOST}",
-                "--no-browser",
-                f"--ServerApp.token={TOKEN}",
-                "--ServerApp.allow_root=True",
-                f"--ServerApp.root_dir={tmp}",
-                "--ServerApp.jpserver_extensions={'dashdock': True}",
-                "--DashdockApp.sources_file=",
-            ],
-            env=env,
-            cwd=tmp,
-            stdin=stdin if stdin is not None else subprocess.DEVNULL,
-            stdout=self._log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-
-    def call(self, method: str, path: str, payload: Any = None, timeout: float = 120) -> tuple[int, Any]:
-        data = json.dumps(payload).encode() if payload is not None else None
-        request = urllib.request.Request(
-            f"http://{HOST}:{self.port}/{path}",
-            data=data,
-            method=method,
-            headers={"Authorization": f"token {TOKEN}"},
-        )
-        try:
-            with urllib.request.urlopen(request, timeout=timeout) as response:
-                body = response.read()
-                return response.status, json.loads(body) if body else None
-        except urllib.error.HTTPError as exc:
-            body = exc.read()
-            return exc.code, json.loads(body) if body else None
-
-    def wait_ready(self, seconds: float = 60) -> None:
-        deadline = time.monotonic() + seconds
-        while time.monotonic() < deadline:
-            assert self.proc.poll() is None, self.log()
-            try:
-                if self.call("GET", "api/status", timeout=5)[0] == 200:
-                    return
-            except OSError:
-                pass
-            time.sleep(0.2)
-        raise AssertionError(f"the server did not answer within {seconds} s\n{self.log()}")
-
-    def log(self) -> str:
-        self._log.flush()
-        return self.log_path.read_text(errors="replace")[-4000:]
-
-    def close(self) -> None:
-        if self.proc.poll() is None:
-            with_group = os.getpgid(self.proc.pid) == self.proc.pid
-            (os.killpg if with_group else os.kill)(self.proc.pid, signal.SIGKILL)
-        self.proc.wait(10)
-        self._log.close()
 
 
 def sigterm(server: Server) -> None:

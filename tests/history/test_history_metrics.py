@@ -11,11 +11,14 @@ from __future__ import annotations
 import io
 
 import pyarrow.parquet as pq
+import pytest
 from _support import Jupyter
 from distributed import Client
 from test_history_api import START, eventually, run_of
 
 import dashdock
+
+pytestmark = pytest.mark.slow  # real kernels, clusters or servers started per test
 
 
 def inc(x: int) -> int:

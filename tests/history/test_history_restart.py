@@ -16,13 +16,16 @@ from pathlib import Path
 from typing import Any, cast
 
 import pyarrow.parquet as pq
+import pytest
+from _server_process import HOST, TOKEN, Server
 from distributed import Client, wait
-from test_cluster_shutdown import HOST, TOKEN, Server
 from test_history_store import a_run
 
 from dashdock.history.service import HistoryService, HistorySettings
 from dashdock.history.store import HistoryStore
 from dashdock.sources.registry import SourceRegistry
+
+pytestmark = pytest.mark.slow  # real kernels, clusters or servers started per test
 
 OK, FAILING = 60, 25
 

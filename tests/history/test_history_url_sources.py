@@ -26,7 +26,9 @@ from test_history_api import eventually, run_of
 
 from dashdock.history.store import HistoryStore
 
-CLUSTER = Path(__file__).with_name("_url_cluster.py")
+pytestmark = pytest.mark.slow  # real kernels, clusters or servers started per test
+
+CLUSTER = Path(__file__).resolve().parent.parent / "_url_cluster.py"
 
 
 def free_port() -> int:

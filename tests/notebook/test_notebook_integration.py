@@ -21,6 +21,8 @@ from dashdock.kernel.protocol import CLIENT_MIME_TYPE, CLIENTS_DIR_VARIABLE, PLO
 
 NEW_CLIENT = """
 from distributed import Client, LocalCluster
+
+pytestmark = pytest.mark.slow  # real kernels, clusters or servers started per test
 cluster{n} = LocalCluster(n_workers=1, threads_per_worker=2, processes=False, protocol="tcp",
                           host="127.0.0.1", dashboard_address="127.0.0.1:0")
 client{n} = Client(cluster{n})
@@ -242,7 +244,7 @@ async def test_show_puts_a_live_plot_under_the_cell(jupyter: Jupyter, jp_servera
 
 
 def _client_in_a_subprocess(prelude: str) -> subprocess.CompletedProcess[str]:
-    preload = Path(__file__).resolve().parent.parent / "dashdock" / "_preload" / "dashdock_preload.py"
+    preload = Path(__file__).resolve().parents[2] / "dashdock" / "_preload" / "dashdock_preload.py"
     code = prelude + (
         "\nfrom distributed import Client\n"
         "with Client(processes=False, dashboard_address=':0', n_workers=1) as c:\n"

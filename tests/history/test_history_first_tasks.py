@@ -11,9 +11,12 @@ import io
 import json
 
 import pyarrow.parquet as pq
+import pytest
 from _support import Jupyter
 from distributed import Client
 from test_history_api import eventually, run_of
+
+pytestmark = pytest.mark.slow  # real kernels, clusters or servers started per test
 
 BURSTS, PER_BURST = 3, 500
 

@@ -28,7 +28,7 @@ from dashdock.history.model import (
 from dashdock.history.store import HistoryStore, HistoryStoreError
 
 T0 = 1_764_000_000.0
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def a_run(run_id: str = "0123456789ab", start: float = T0, end: float | None = None) -> Run:

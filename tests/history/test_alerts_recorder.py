@@ -19,6 +19,8 @@ SCHEDULER = r"""
 import asyncio, json, sys
 from distributed import Scheduler
 
+pytestmark = pytest.mark.slow  # real kernels, clusters or servers started per test
+
 async def main(port):
     async with Scheduler(host="127.0.0.1", port=port, dashboard_address=None) as scheduler:
         print(json.dumps({"address": scheduler.address}), flush=True)
