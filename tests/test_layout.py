@@ -273,3 +273,26 @@ def test_every_frontend_plugin_is_under_80_lines() -> None:
         if (count := len(path.read_text().splitlines())) >= PLUGIN_MAX_LINES
     ]
     assert not long, f"plugins of {PLUGIN_MAX_LINES} lines or more: {long}"
+
+
+def test_the_app_only_wires() -> None:
+    # app.py declares traits and calls what each concern offers: it builds no concern's state
+    # itself, so its settings step stays short and reads like the list of parts.
+    tree = ast.parse((PACKAGE / "app.py").read_text())
+    app = next(node for node in tree.body if isinstance(node, ast.ClassDef) and node.name == "DashdockApp")
+    methods = {
+        node.name: node for node in app.body if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+    }
+    settings = methods["initialize_settings"]
+    length = (settings.end_lineno or 0) - settings.lineno + 1
+    assert length < 50, f"initialize_settings is {length} lines"
+    # What a concern computes is asked of it, not done here: no loop, no comprehension over its data.
+    loops = [
+        f"{name}:{node.lineno}"
+        for name, method in methods.items()
+        for node in ast.walk(method)
+        if isinstance(
+            node, ast.For | ast.While | ast.ListComp | ast.DictComp | ast.SetComp | ast.GeneratorExp
+        )
+    ]
+    assert not loops, f"app.py computes instead of wiring: {loops}"

@@ -6,12 +6,13 @@ test leaves no page running into the next one.
 
 from __future__ import annotations
 
+import re
 import shutil
 from collections.abc import Iterator
 
 import pytest
-from lab import CHROMIUM_ARGS, DaskCluster, Lab, start_cluster, start_lab, stop_cluster, stop_lab
-from playwright.sync_api import Browser, sync_playwright
+from lab import CHROMIUM_ARGS, DaskCluster, Lab, open_lab, start_cluster, start_lab, stop_cluster, stop_lab
+from playwright.sync_api import Browser, Page, sync_playwright
 
 
 @pytest.fixture(scope="session")
@@ -36,6 +37,13 @@ def browser() -> Iterator[Browser]:
         launched = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
         yield launched
         launched.close()
+
+
+@pytest.fixture
+def page(browser: Browser, lab: Lab, request: pytest.FixtureRequest) -> Page:
+    """Lab in a new browser context, on a workspace named after the test (closed with the test)."""
+    workspace = re.sub(r"[^a-z0-9]+", "-", request.node.name.lower()).strip("-")[:60]
+    return open_lab(browser, lab, workspace)
 
 
 @pytest.fixture(autouse=True)

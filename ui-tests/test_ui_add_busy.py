@@ -13,8 +13,8 @@ from collections.abc import Iterator
 
 import pytest
 from helpers import add_source, open_sidebar
-from lab import Lab, open_lab, screenshot
-from playwright.sync_api import Browser, expect
+from lab import screenshot
+from playwright.sync_api import Page, expect
 
 
 @pytest.fixture
@@ -44,10 +44,7 @@ def silent_host() -> Iterator[int]:
     listener.close()
 
 
-def test_a_dashboard_that_never_answers_shows_the_check_as_busy(
-    browser: Browser, lab: Lab, silent_host: int
-) -> None:
-    page = open_lab(browser, lab, "add-busy")
+def test_a_dashboard_that_never_answers_shows_the_check_as_busy(page: Page, silent_host: int) -> None:
     sidebar = open_sidebar(page)
     add_source(page, f"http://127.0.0.1:{silent_host}/status")
     button = sidebar.locator(".jp-dashdock-AddSource-button")

@@ -10,8 +10,8 @@ from __future__ import annotations
 import re
 
 from a11y import assert_accessible
-from lab import Lab, open_lab, screenshot
-from playwright.sync_api import Browser, Page, expect
+from lab import Lab, screenshot
+from playwright.sync_api import Page, expect
 
 from dashdock.kernel.cellstrip import bundle
 
@@ -57,9 +57,8 @@ def _set_theme(page: Page, theme: str) -> None:
     page.wait_for_function(f"() => document.body.dataset.jpThemeLight === '{light}'")
 
 
-def test_where_time_went_shows_the_cells_own_time_and_labels_its_sums(browser: Browser, lab: Lab) -> None:
+def test_where_time_went_shows_the_cells_own_time_and_labels_its_sums(page: Page, lab: Lab) -> None:
     _saved_strip_notebook(lab, "saved-strip.ipynb")
-    page = open_lab(browser, lab, "cell-time")
     page.evaluate("() => window.jupyterapp.commands.execute('docmanager:open', {path: 'saved-strip.ipynb'})")
     strip = page.locator(".jp-dashdock-CellStrip")
     expect(strip).to_have_attribute("data-state", "erred", timeout=60_000)
