@@ -34,10 +34,10 @@ from test_clusters import START, clusters, eventually, listed_with, source_ids
 
 from dashdock.notebook.environment import offer_gateway_settings
 
+pytestmark = pytest.mark.slow  # real kernels, clusters or servers started per test
+
 _GATEWAY_CONFIG = """
 from dask_gateway_server.options import Integer, Options, Select
-
-pytestmark = pytest.mark.slow  # real kernels, clusters or servers started per test
 
 c = get_config()  # noqa: F821
 c.DaskGateway.address = "127.0.0.1:{api}"

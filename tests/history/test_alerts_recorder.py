@@ -15,11 +15,11 @@ from dashdock.history.model import Alert
 from dashdock.history.recorder.alerts import AlertLimits, departure
 from dashdock.history.store import HistoryStore
 
+pytestmark = pytest.mark.slow  # real kernels, clusters or servers started per test
+
 SCHEDULER = r"""
 import asyncio, json, sys
 from distributed import Scheduler
-
-pytestmark = pytest.mark.slow  # real kernels, clusters or servers started per test
 
 async def main(port):
     async with Scheduler(host="127.0.0.1", port=port, dashboard_address=None) as scheduler:

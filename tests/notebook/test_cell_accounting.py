@@ -19,10 +19,10 @@ from dashdock.kernel.protocol import (
     CELL_MIME_TYPE,
 )
 
+pytestmark = pytest.mark.slow  # real kernels, clusters or servers started per test
+
 NEW_CLIENT = """
 from distributed import Client, LocalCluster
-
-pytestmark = pytest.mark.slow  # real kernels, clusters or servers started per test
 cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=False, protocol="tcp",
                        host="127.0.0.1", dashboard_address="127.0.0.1:0")
 client = Client(cluster)

@@ -14,12 +14,12 @@ from _support import Jupyter
 
 from dashdock.notebook.environment import offer_proxied_dashboard_link
 
+pytestmark = pytest.mark.slow  # real kernels, clusters or servers started per test
+
 VARIABLE = "DASK_DISTRIBUTED__DASHBOARD__LINK"
 
 MAKE_CLUSTER = """
 from distributed import LocalCluster
-
-pytestmark = pytest.mark.slow  # real kernels, clusters or servers started per test
 cluster = LocalCluster(n_workers=1, processes=False, protocol="tcp", host="127.0.0.1",
                        dashboard_address="127.0.0.1:0")
 print(cluster.dashboard_link)

@@ -14,15 +14,16 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from _kernels import Kernel
 from _support import Jupyter
 
 from dashdock.kernel.protocol import CLIENT_MIME_TYPE, CLIENTS_DIR_VARIABLE, PLOT_MIME_TYPE, PRELOAD_VARIABLE
 
+pytestmark = pytest.mark.slow  # real kernels, clusters or servers started per test
+
 NEW_CLIENT = """
 from distributed import Client, LocalCluster
-
-pytestmark = pytest.mark.slow  # real kernels, clusters or servers started per test
 cluster{n} = LocalCluster(n_workers=1, threads_per_worker=2, processes=False, protocol="tcp",
                           host="127.0.0.1", dashboard_address="127.0.0.1:0")
 client{n} = Client(cluster{n})

@@ -23,12 +23,12 @@ from test_cell_accounting import settled_report, strips
 from dashdock.kernel import ledger
 from dashdock.kernel.protocol import CELL_MIME_TYPE
 
+pytestmark = pytest.mark.slow  # real kernels, clusters or servers started per test
+
 # A scheduler and one worker (threads, no nanny) in a process of their own, so a SIGKILL takes both.
 CLUSTER = """
 import asyncio, sys
 from distributed import Scheduler, Worker
-
-pytestmark = pytest.mark.slow  # real kernels, clusters or servers started per test
 
 async def main(port):
     async with Scheduler(host="127.0.0.1", port=port, dashboard_address="127.0.0.1:0") as scheduler:
