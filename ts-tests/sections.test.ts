@@ -66,3 +66,12 @@ describe('shared with a least size', () => {
     near(sizes[0], 0.5);
   });
 });
+
+describe('shared after a restore', () => {
+  it('with no section toggled, gives an open section restored to nothing its room', () => {
+    // Lab restored History open with the sizes it saved while it was folded.
+    const sizes = shared([0.4, 0.6, 0], [true, true, true], [1, 2, 1], -1, 0.2);
+    assert.ok(sizes[2] >= 0.2 - 1e-9);
+    near(sum(sizes), 1);
+  });
+});

@@ -62,6 +62,7 @@ def test_each_expanded_section_has_room(
     expect(sidebar.locator(".jp-dashdock-Source")).to_have_count(1, timeout=30_000)
 
     # A failed add says why and still leaves the list a whole row.
+    expect(sidebar.locator(".jp-dashdock-AddSource-button")).to_have_text("Add")  # the first is done
     add_source(page, "http://127.0.0.1:9/status")
     error = sidebar.locator(".jp-dashdock-AddSource-error")
     expect(error).to_be_visible(timeout=60_000)

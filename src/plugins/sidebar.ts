@@ -48,7 +48,7 @@ export const sidebarPlugin: JupyterFrontEndPlugin<IDaskSidebar> = {
         new AlertsEntry({ model: alerts, commands: app.commands, trans })
       );
     }
-    const sections = new SharedSections(sidebar, app.started);
+    const sections = new SharedSections(sidebar, app.started, app.restored);
 
     app.shell.add(sidebar, 'left', { rank: 200 });
     restorer?.add(sidebar, sidebar.id);

@@ -155,7 +155,10 @@ export class SourcesSection extends Section {
           : Promise.reject(error)
       )
       .then(() => {
-        this._url.value = '';
+        // Typed while it was checked: another URL stays for the next Add.
+        if (this._url.value.trim() === url) {
+          this._url.value = '';
+        }
         this._error.textContent = '';
       })
       // Keep what was typed so the user can correct it.

@@ -27,9 +27,19 @@ export class SharedSections {
    * Sections added before `ready` resolves (the plugins activating with the sidebar) are laid
    * out together then, before Lab restores its layout; later ones are inserted as they come.
    */
-  constructor(panel: SidePanel, ready: Promise<unknown>) {
+  constructor(
+    panel: SidePanel,
+    ready: Promise<unknown>,
+    restored: Promise<unknown>
+  ) {
     this._panel = panel;
+    // Followed from the first moment: a title clicked before the layout is shared (a loaded
+    // machine, a quick user) must not get Lumino's zero height either.
+    this._accordion.expansionToggled.connect(this._onToggled, this);
     void ready.then(() => this._start());
+    // Lab restores which sections were open and the sizes it saved last, which may be older than
+    // the last fold: an open section restored to no height gets its room back.
+    void restored.then(() => this._keepUsable());
   }
 
   /**
@@ -69,36 +79,49 @@ export class SharedSections {
     });
     this._share();
     this._started = true;
-    accordion.expansionToggled.connect((_, index) => {
-      if (this._adding) {
-        return; // a section added collapsed: `add` shares the height
-      }
-      const open = accordion.widgets.map(widget => !widget.isHidden);
-      const weight = accordion.widgets.map(
-        widget => this._weights.get(widget) || 1
-      );
-      const titles = accordion.titles.reduce(
-        (sum, title) => sum + title.offsetHeight,
-        0
-      );
-      const room = accordion.node.clientHeight - titles;
-      accordion.setRelativeSizes(
-        shared(
-          accordion.relativeSizes(),
-          open,
-          weight,
-          index,
-          room > 0 ? LEAST_HEIGHT / room : 0
-        )
-      );
-    });
   }
 
-  /** Every section its weight's share. */
+  private _onToggled(accordion: AccordionPanel, index: number): void {
+    if (this._adding) {
+      return; // a section added collapsed: `add` shares the height
+    }
+    this._shareAgain(index);
+  }
+
+  private _keepUsable(): void {
+    this._shareAgain(-1);
+  }
+
+  /** Share the height again after section `index` was toggled (-1: none, only keep them usable). */
+  private _shareAgain(index: number): void {
+    const accordion = this._accordion;
+    const open = accordion.widgets.map(widget => !widget.isHidden);
+    const weight = accordion.widgets.map(
+      widget => this._weights.get(widget) || 1
+    );
+    const titles = accordion.titles.reduce(
+      (sum, title) => sum + title.offsetHeight,
+      0
+    );
+    const room = accordion.node.clientHeight - titles;
+    accordion.setRelativeSizes(
+      shared(
+        accordion.relativeSizes(),
+        open,
+        weight,
+        index,
+        room > 0 ? LEAST_HEIGHT / room : 0
+      )
+    );
+  }
+
+  /** Every section its weight's share; an open one with weight 0 (opened by the user) counts 1. */
   private _share(): void {
     const accordion = this._accordion;
     accordion.setRelativeSizes(
-      accordion.widgets.map(widget => this._weights.get(widget) ?? 0)
+      accordion.widgets.map(widget =>
+        widget.isHidden ? 0 : this._weights.get(widget) || 1
+      )
     );
   }
 
