@@ -15,11 +15,13 @@ demo: build
 
 ## make test: install what the tests need (Chromium included) and run every test
 # Two runs: the server suite uses pytest-jupyter's event loop, the browser suite playwright's.
-# Each on two workers, a test file per worker at a time (files share their module fixtures).
+# The server suite on two workers, a test file per worker at a time (files share their module
+# fixtures). The browser suite on one: on two, a JupyterHub test once hung past its timeout.
 PYTEST := $(BIN)/python -m pytest -p no:cacheprovider -n 2 --dist loadfile
+UI_PYTEST := $(BIN)/python -m pytest -p no:cacheprovider
 test: build test-deps chromium test-ts
 	$(PYTEST) tests
-	$(PYTEST) ui-tests
+	$(UI_PYTEST) ui-tests
 
 ## make test-fast: the inner loop: TypeScript units and the server suite without its slow tests
 test-fast: build test-deps test-ts
@@ -34,7 +36,7 @@ test-server: build test-deps
 	$(PYTEST) tests
 
 test-ui: build test-deps chromium
-	$(PYTEST) ui-tests
+	$(UI_PYTEST) ui-tests
 
 ## make bench: print relay figures (direct vs dashdock vs jupyter-server-proxy when installed)
 bench: build test-deps chromium
