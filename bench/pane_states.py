@@ -21,7 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "ui-tests"))
 
-from conftest import (  # noqa: E402 - the UI tests' harness: Lab, cluster and browser start-up
+from lab import (  # noqa: E402 - the UI tests' harness: Lab, cluster and browser start-up
     CHROMIUM_ARGS,
     Lab,
     start_cluster,

@@ -6,6 +6,7 @@ test leaves no page running into the next one.
 
 from __future__ import annotations
 
+import faulthandler
 import re
 import shutil
 from collections.abc import Iterator
@@ -44,6 +45,18 @@ def page(browser: Browser, lab: Lab, request: pytest.FixtureRequest) -> Page:
     """Lab in a new browser context, on a workspace named after the test (closed with the test)."""
     workspace = re.sub(r"[^a-z0-9]+", "-", request.node.name.lower()).strip("-")[:60]
     return open_lab(browser, lab, workspace)
+
+
+@pytest.fixture(autouse=True)
+def _watchdog(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Past twice pytest-timeout, print every thread's stack and end the run.
+
+    pytest-timeout interrupts a test, but a ``finally`` or teardown that then waits on the browser
+    (Playwright's evaluate has no timeout) would wait forever and CI would only say it timed out.
+    """
+    faulthandler.dump_traceback_later(2 * float(request.config.getini("timeout")), exit=True)
+    yield
+    faulthandler.cancel_dump_traceback_later()
 
 
 @pytest.fixture(autouse=True)

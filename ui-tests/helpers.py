@@ -111,14 +111,37 @@ def live_run(lab: Any, source: str) -> dict:
     return next((r for r in listing["runs"] if r["source"] == source and r["live"]), {})
 
 
-def run_in_notebook(page: Page, code: str) -> None:
-    """Run code in the open notebook's kernel, as a cell would."""
+def run_in_notebook(page: Page, code: str, timeout: float = 150.0) -> None:
+    """Run code in the open notebook's kernel, as a cell would, failing after ``timeout`` seconds.
+
+    Playwright's evaluate has no timeout of its own: a cell that never finishes would hold the test
+    (and a ``finally`` that runs more code behind it) forever, past pytest-timeout.
+    """
     page.evaluate(
-        """async code => {
+        """async ([code, seconds]) => {
             const notebook = [...window.jupyterapp.shell.widgets('main')].find(w => w.sessionContext);
             const kernel = notebook.sessionContext.session.kernel;
-            const reply = await kernel.requestExecute({code}).done;
-            if (reply.content.status !== 'ok') throw new Error(JSON.stringify(reply.content));
+            let timer;
+            const late = new Promise((_, reject) => {
+                const error = new Error(`no reply in ${seconds} s to: ${code}`);
+                timer = setTimeout(() => reject(error), seconds * 1000);
+            });
+            try {
+                const reply = await Promise.race([kernel.requestExecute({code}).done, late]);
+                if (reply.content.status !== 'ok') throw new Error(JSON.stringify(reply.content));
+            } finally {
+                clearTimeout(timer);
+            }
         }""",
-        code,
+        [code, timeout],
+    )
+
+
+def interrupt_notebook(page: Page) -> None:
+    """Interrupt the open notebook's kernel: cleanup code must not queue behind a cell that hangs."""
+    page.evaluate(
+        """async () => {
+            const notebook = [...window.jupyterapp.shell.widgets('main')].find(w => w.sessionContext);
+            await notebook.sessionContext.session.kernel.interrupt();
+        }"""
     )
