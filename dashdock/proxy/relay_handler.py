@@ -50,6 +50,7 @@ from dashdock.upstream import UpstreamClient, relay_failure
 
 _BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 MAX_HEAD_BYTES = 64 * 1024  # of a page gathered before it is sent on (its head, normally a few KiB)
+MAX_PAGE_BYTES = 256 * 1024  # of a page gathered whole (a Bokeh page is a few KiB: its data comes later)
 
 
 class RelayHandler(DomainErrors, JupyterHandler):
@@ -216,28 +217,42 @@ class RelayHandler(DomainErrors, JupyterHandler):
 
         A page whose head ``_rewrite_head`` changes has its head gathered first (up to
         ``MAX_HEAD_BYTES``, then it goes as it is), so that a link is never split between chunks.
+        A page whose scripts ``_rewrite_page`` defers is gathered whole (up to ``MAX_PAGE_BYTES``,
+        then it goes unchanged but for the head): deferring part of a page would break it.
         """
         self.clear_header("Content-Length")  # the page grows by the tag
-        head: bytearray | None = bytearray()
-        gather = self._rewrites_head()
+        held: bytearray | None = bytearray()
+        whole = self._rewrites_page()
+        head = self._rewrites_head()
         async for received in response.content.iter_any():
             chunk = scrubber.feed(received) if scrubber is not None else received
-            if head is None:
+            if held is None:
                 self.write(chunk)
             else:
-                head += chunk
-                if not head:  # all of it held back by the scrubber: wait for more
+                held += chunk
+                if not held:  # all of it held back by the scrubber: wait for more
                     continue
-                if gather and b"</head>" not in head.lower() and len(head) < MAX_HEAD_BYTES:
+                if whole and len(held) < MAX_PAGE_BYTES:
                     continue
-                self.write(with_script(self._rewrite_head(bytes(head)), tag))
-                head = None
+                if head and not whole and b"</head>" not in held.lower() and len(held) < MAX_HEAD_BYTES:
+                    continue
+                self.write(with_script(self._rewrite_head(bytes(held)), tag))
+                held = None
             await self.flush()
         rest = scrubber.finish() if scrubber is not None else b""
-        if head is not None:  # a short page, or an empty one: it still gets the script
-            self.write(with_script(self._rewrite_head(bytes(head + rest)), tag))
+        if held is not None:  # the whole page, short or empty: it still gets the script
+            page = self._rewrite_head(bytes(held + rest))
+            self.write(with_script(self._rewrite_page(page) if whole else page, tag))
         elif rest:
             self.write(rest)
+
+    def _rewrites_page(self) -> bool:
+        """Whether ``_rewrite_page`` changes this response's page (view_handler.py)."""
+        return False
+
+    def _rewrite_page(self, page: bytes) -> bytes:
+        """A whole page, changed on its way to the browser."""
+        return page
 
     def _rewrites_head(self) -> bool:
         """Whether ``_rewrite_head`` changes this route's pages (view_handler.py); most it does not."""

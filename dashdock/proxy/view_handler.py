@@ -14,10 +14,18 @@ import aiohttp
 from jupyter_server.utils import ensure_async, url_path_join
 
 from dashdock.errors import NotAllowed
-from dashdock.proxy.bokehjs.serve import IMMUTABLE
+from dashdock.proxy.bokehjs.serve import IMMUTABLE, StaticAsset
 from dashdock.proxy.capabilities import Verdict
 from dashdock.proxy.navigation import started_elsewhere
-from dashdock.proxy.page.script import PAGE_SCRIPT_PATH, page_script, script_tag, with_proxied_static
+from dashdock.proxy.page.deferral import defer_scripts
+from dashdock.proxy.page.script import (
+    PAGE_SCRIPT_PATH,
+    page_script,
+    page_script_gzipped,
+    page_script_version,
+    script_tag,
+    with_proxied_static,
+)
 from dashdock.proxy.relay_handler import RelayHandler
 
 FuncT = TypeVar("FuncT", bound=Callable[..., Any])
@@ -28,6 +36,10 @@ except ImportError:  # jupyter_server < 2.13 leaves authentication to each handl
 
     def allow_unauthenticated(method: FuncT) -> FuncT:
         return method
+
+
+# Every page loads it again (an opaque origin caches nothing): compressed, a third of its size.
+_PAGE_SCRIPT = StaticAsset("page.js", page_script_version(), page_script(), {"gzip": page_script_gzipped()})
 
 
 class ViewHandler(RelayHandler):
@@ -100,8 +112,12 @@ class ViewHandler(RelayHandler):
     def _serve_page_script(self) -> None:
         self.set_header("Content-Type", "text/javascript; charset=UTF-8")
         self.set_header("Cache-Control", IMMUTABLE)  # its URL carries its version
+        self.set_header("Vary", "Accept-Encoding")
         self._set_sandbox([])
-        self.finish(page_script())
+        encoding, body = _PAGE_SCRIPT.body_for(self.request.headers.get("Accept-Encoding", ""))
+        if encoding:
+            self.set_header("Content-Encoding", encoding)
+        self.finish(body)
 
     def _page_script_tag(self, response: aiohttp.ClientResponse) -> bytes | None:
         """Every dashboard page shown here gets dashdock's page script (proxy/page/)."""
@@ -110,6 +126,14 @@ class ViewHandler(RelayHandler):
         if not is_page or "Content-Encoding" in response.headers:
             return None
         return script_tag(self._route.proxy_prefix)
+
+    def _rewrites_page(self) -> bool:
+        # In a frame (a Lab pane, an inline plot), BokehJS can come from the Lab (page/deferral.py);
+        # a tab has no Lab to give it, and its browser cache works.
+        return self.request.method == "GET" and self.request.headers.get("Sec-Fetch-Dest") == "iframe"
+
+    def _rewrite_page(self, page: bytes) -> bytes:
+        return defer_scripts(page) or page
 
     def _rewrites_head(self) -> bool:
         # A Bokeh server's pages link BokehJS root-absolutely; Dask's link it relatively.

@@ -1,4 +1,5 @@
-"""dashdock's own script in the dashboard pages it shows: the Lab's theme, and no Bokeh connection notices.
+"""dashdock's own script in the dashboard pages it shows: the Lab's theme, no Bokeh connection
+notices, and BokehJS from the Lab for a page in a frame (deferral.py, loader.js).
 
 A proxied page runs in an opaque origin, so the Lab cannot reach into it; the only way to theme
 what Bokeh draws is a script inside the page. The view handler adds one ``<script>`` tag to each

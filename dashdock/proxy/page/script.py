@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import html
 import re
@@ -12,13 +13,23 @@ from pathlib import Path
 PAGE_SCRIPT_PATH = "/.dashdock/page.js"
 _HEAD_OPEN = re.compile(rb"<head(?:\s[^>]*)?>", re.IGNORECASE)
 _DOCTYPE = re.compile(rb"^\s*<!doctype[^>]*>", re.IGNORECASE)
-_BODY = (Path(__file__).with_name("page.js")).read_bytes()
+# The theme (page.js) and the loader of deferred scripts (loader.js, deferral.py): one file to load.
+_BODY = b"\n".join((Path(__file__).with_name(name)).read_bytes() for name in ("page.js", "loader.js"))
 _VERSION = hashlib.sha256(_BODY).hexdigest()[:16]
+_GZIPPED = gzip.compress(_BODY, compresslevel=9, mtime=0)
 
 
 def page_script() -> bytes:
     """The script's body (read once: it ships with dashdock)."""
     return _BODY
+
+
+def page_script_gzipped() -> bytes:
+    return _GZIPPED
+
+
+def page_script_version() -> str:
+    return _VERSION
 
 
 def script_tag(view_prefix: str) -> bytes:

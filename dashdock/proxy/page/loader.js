@@ -1,0 +1,140 @@
+/*
+ * dashdock's loader of a framed page's scripts (see deferral.py). The proxy leaves the scripts of a
+ * page shown in a frame inert (type "dashdock/deferred") from its first BokehJS tag on; here they
+ * run in document order once the page is parsed. BokehJS comes from the Lab, which fetched it once
+ * in its own origin, where the browser's cache works (this page's opaque origin keeps none); any
+ * file the Lab does not give is loaded from its URL, as the page named it.
+ *
+ * To the parent: {type: "dashdock:bokehjs", files: [{name, version}]}: public file names only.
+ * From the parent, and nobody else: {type: "dashdock:bokehjs-pending"} at once (it is a Lab that
+ * answers), then {type: "dashdock:bokehjs", name, version, source: Blob | null} per file.
+ */
+(() => {
+  'use strict';
+
+  const INERT = 'dashdock/deferred';
+  const NAME = /^bokeh(-[a-z]+)?\.min\.js$/;
+  const VERSION = /^[0-9a-f]{128}$/;
+  const ACK_MS = 1000; // a parent that is not a dashdock Lab never answers
+  const REPLY_MS = 60000; // a Lab that answered, fetching over a slow network
+
+  /** The BokehJS file a tag links ({name, version, key}), or null. */
+  function bokehFile(script) {
+    const src = script.getAttribute('src');
+    if (!src) {
+      return null;
+    }
+    let url;
+    try {
+      url = new URL(src, document.baseURI);
+    } catch {
+      return null;
+    }
+    const name = url.pathname.split('/').pop();
+    const version = url.searchParams.get('v') || '';
+    if (!url.pathname.includes('/static/js/') || !NAME.test(name) || !VERSION.test(version)) {
+      return null;
+    }
+    return { name, version, key: `${name}?v=${version}` };
+  }
+
+  /** The files the Lab gives for `files`: key -> Blob, or null for a file it has not. */
+  function fromLab(files) {
+    return new Promise(resolve => {
+      const given = new Map();
+      let timer;
+      const finish = () => {
+        window.removeEventListener('message', onMessage);
+        window.clearTimeout(timer);
+        resolve(given);
+      };
+      const onMessage = event => {
+        const data = event.data;
+        if (event.source !== window.parent || !data || typeof data !== 'object') {
+          return;
+        }
+        if (data.type === 'dashdock:bokehjs-pending') {
+          window.clearTimeout(timer);
+          timer = window.setTimeout(finish, REPLY_MS);
+        } else if (data.type === 'dashdock:bokehjs') {
+          const key = `${data.name}?v=${data.version}`;
+          if (files.some(file => file.key === key) && !given.has(key)) {
+            given.set(key, data.source instanceof Blob ? data.source : null);
+            if (given.size === files.length) {
+              finish();
+            }
+          }
+        }
+      };
+      window.addEventListener('message', onMessage);
+      timer = window.setTimeout(finish, ACK_MS);
+      const names = files.map(({ name, version }) => ({ name, version }));
+      window.parent.postMessage({ type: 'dashdock:bokehjs', files: names }, '*');
+    });
+  }
+
+  /** A live copy of an inert script: BokehJS from the Lab's Blob when it gave one. */
+  function liveCopy(inert, sources) {
+    const live = document.createElement('script');
+    for (const attribute of inert.attributes) {
+      if (attribute.name !== 'type') {
+        live.setAttribute(attribute.name, attribute.value);
+      }
+    }
+    live.nonce = inert.nonce; // the page's own policy may allow scripts by nonce
+    const file = bokehFile(inert);
+    const blob = file ? sources.get(file.key) : null;
+    if (blob instanceof Blob) {
+      // A blob: URL loads like any script (compiled off the main thread), from memory.
+      live.src = URL.createObjectURL(blob);
+    } else if (!live.hasAttribute('src')) {
+      live.text = inert.text;
+    }
+    return live;
+  }
+
+  /** Put loading scripts in place of their inert ones: fetched at once, run in order. */
+  function load(pairs) {
+    return Promise.all(
+      pairs.map(
+        ([inert, live]) =>
+          new Promise(resolve => {
+            live.async = false;
+            live.onload = live.onerror = () => {
+              if (live.src.startsWith('blob:')) {
+                URL.revokeObjectURL(live.src);
+              }
+              resolve();
+            };
+            inert.replaceWith(live);
+          })
+      )
+    );
+  }
+
+  async function runDeferred() {
+    const scripts = [...document.querySelectorAll(`script[type="${INERT}"]`)];
+    const files = scripts.map(bokehFile).filter(file => file !== null);
+    const framed = window.parent !== window;
+    const sources = framed && files.length > 0 ? await fromLab(files) : new Map();
+    let loading = [];
+    for (const inert of scripts) {
+      const live = liveCopy(inert, sources);
+      if (live.hasAttribute('src')) {
+        loading.push([inert, live]);
+        continue;
+      }
+      // An inline script runs as it is inserted: the files before it must have run first.
+      await load(loading);
+      loading = [];
+      inert.replaceWith(live);
+    }
+    await load(loading);
+  }
+
+  if (document.readyState === 'loading') {
+    document.addEventListener('DOMContentLoaded', runDeferred, { once: true });
+  } else {
+    runDeferred();
+  }
+})();
