@@ -17,6 +17,7 @@ SCRIPTS = (
     "many_sources.py",
     "many_panes.py",
     "pane_states.py",
+    "pane_open_browser.py",
     "server_responsiveness.py",
     "kernel_preload.py",
     "history_store.py",

@@ -19,6 +19,7 @@
 import { JupyterFrontEndPlugin } from '@jupyterlab/application';
 
 import { alertsPlugin } from './plugins/alerts';
+import { bokehjsPlugin } from './plugins/bokehjs';
 import { clustersPlugin } from './plugins/clusters';
 import { dashboardsPlugin } from './plugins/dashboards';
 import { historyPlugin } from './plugins/history';
@@ -37,6 +38,7 @@ const plugins: JupyterFrontEndPlugin<any>[] = [
   dashboardsPlugin,
   notebookPlugin,
   historyPlugin,
-  alertsPlugin
+  alertsPlugin,
+  bokehjsPlugin
 ];
 export default plugins;
