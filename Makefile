@@ -15,10 +15,9 @@ demo: build
 
 ## make test: install what the tests need (Chromium included) and run every test
 # Two runs: the server suite uses pytest-jupyter's event loop, the browser suite playwright's.
-# The server suite on two workers, a test file per worker at a time (files share their module
-# fixtures). The browser suite on one: on two, a JupyterHub test once hung past its timeout.
+# Each on two workers, a test file per worker at a time (files share their module fixtures).
 PYTEST := $(BIN)/python -m pytest -p no:cacheprovider -n 2 --dist loadfile
-UI_PYTEST := $(BIN)/python -m pytest -p no:cacheprovider
+UI_PYTEST := $(PYTEST)
 test: build test-deps chromium test-ts
 	$(PYTEST) tests
 	$(UI_PYTEST) ui-tests
