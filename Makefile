@@ -15,9 +15,11 @@ demo: build
 
 ## make test: install what the tests need (Chromium included) and run every test
 # Two runs: the server suite uses pytest-jupyter's event loop, the browser suite playwright's.
-# Each on two workers, a test file per worker at a time (files share their module fixtures).
+# The server suite on two workers, a test file per worker at a time (files share their module
+# fixtures). The browser suite on one: each of its tests already keeps both cores busy (a Lab,
+# Chromium, a cluster), and on two workers it took as long (830 s against 807 s) and timed out.
 PYTEST := $(BIN)/python -m pytest -p no:cacheprovider -n 2 --dist loadfile
-UI_PYTEST := $(PYTEST)
+UI_PYTEST := $(BIN)/python -m pytest -p no:cacheprovider
 test: build test-deps chromium test-ts
 	$(PYTEST) tests
 	$(UI_PYTEST) ui-tests
