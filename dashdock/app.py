@@ -39,6 +39,7 @@ from dashdock.panes import handlers as pane_api
 from dashdock.panes.state import PaneRegistry
 from dashdock.proxy.bokehjs.serve import LocalBokehJS
 from dashdock.proxy.capabilities import Capabilities
+from dashdock.proxy.page.deferral import defer_scripts
 from dashdock.proxy.page.script import page_script
 from dashdock.proxy.routes import routes as proxy_routes
 from dashdock.proxy.services import ProxyServices, ProxySettings
@@ -419,7 +420,7 @@ class DashdockApp(ExtensionApp):
         summaries = ClusterSummaries(self.kernel_clients, self.client, self.allowlist)
         self.handlers.extend(notebook_api.routes(self.kernel_clients, summaries))
         self.handlers.extend(history_api.routes(self.history_service, max_body))
-        self.handlers.extend(history_views.routes(self.history_service, page_script()))
+        self.handlers.extend(history_views.routes(self.history_service, page_script(), defer_scripts))
         self.handlers.extend(alert_api.routes(self.history_service, self.registry, max_body))
         self.session_tokens = SessionTokens()
         services = ProxyServices(

@@ -52,6 +52,8 @@ def test_a_recorded_run_is_browsed_by_window_and_exported(browser: Browser, lab:
 
     # The History section, opened from the keyboard, lists the run as recording.
     page = open_lab(browser, lab, "history")
+    requested: list[str] = []
+    page.on("requestfinished", lambda request: requested.append(request.url))
     sidebar = open_sidebar(page)
     title = sidebar.locator(".jp-AccordionPanel-title", has_text="History")
     title.focus()
@@ -103,6 +105,10 @@ def test_a_recorded_run_is_browsed_by_window_and_exported(browser: Browser, lab:
     tab = page.locator(".lm-TabBar-tab", has_text="Task Stream · Cluster 1")
     expect(tab).to_have_count(1)
     screenshot(page, "history-window-panes")
+    # Four sandboxed pages drew, and BokehJS came to them from the Lab, once per file.
+    fetched = [url for url in requested if "/dashdock/bokehjs/" in url]
+    assert fetched and len(fetched) == len(set(fetched)), fetched
+    assert not [url for url in requested if "/dashdock/bokeh/static/js/bokeh" in url]
 
     # Export trace downloads the window as a Chrome trace holding the work's tasks.
     with page.expect_download() as download:

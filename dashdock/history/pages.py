@@ -14,8 +14,8 @@ which Bokeh escapes; dashdock's own text in a page holds numbers and times only.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from dashdock.errors import NotFound
@@ -56,6 +56,9 @@ class PageAssets:
     bokeh_root: str  # BokehJS is at ``{bokeh_root}static/js/...``
     bokeh_version: str  # names the files' version in their URL, so they may be cached for good
     page_script: str  # dashdock's page script
+    # ``js/<file>`` -> the file's sha512, which names it instead, as Bokeh's own pages do: the Lab
+    # can then give a framed page its BokehJS (proxy/page/deferral.py).
+    file_versions: Mapping[str, str] = field(default_factory=dict)
 
 
 def history_page(
@@ -319,7 +322,7 @@ def _render(root: Any, on_ready: Any, title: str, assets: PageAssets) -> str:
     resources = Resources(
         mode="server",
         root_url=assets.bokeh_root,
-        path_versioner=lambda path: f"{path}?v={assets.bokeh_version}",
+        path_versioner=lambda path: f"{path}?v={assets.file_versions.get(path, assets.bokeh_version)}",
     )
     return file_html(
         document,

@@ -11,6 +11,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import hashlib
 import os
 from collections.abc import Callable
@@ -54,13 +56,28 @@ def bokeh_version() -> str:
     return str(bokeh.__version__)
 
 
+@functools.cache
+def bokehjs_versions() -> dict[str, str]:
+    """``js/<file>`` -> sha512 of each local BokehJS file (read once, a few MB: call it in a thread)."""
+    files = (bokeh_static_dir() / "js").glob("bokeh*.min.js")
+    return {f"js/{path.name}": hashlib.sha512(path.read_bytes()).hexdigest() for path in files}
+
+
+# Makes a framed page's scripts wait for BokehJS from the Lab (proxy/page/deferral.py, handed in
+# by the app); None when the page links no BokehJS.
+Deferral = Callable[[bytes], bytes | None]
+
+
 class PageHandler(HistoryAPIHandler):
     """``.../history/{id}/view/{name}``: one page of a run's History view, sandboxed."""
 
-    def initialize(self, history: HistoryService, script_version: str, limits: PageLimits) -> None:  # type: ignore[override]
+    def initialize(  # type: ignore[override]
+        self, history: HistoryService, script_version: str, limits: PageLimits, defer: Deferral
+    ) -> None:
         super().initialize(history)
         self.script_version = script_version
         self.limits = limits
+        self.defer = defer
 
     @web.authenticated
     @authorized
@@ -71,6 +88,7 @@ class PageHandler(HistoryAPIHandler):
             bokeh_root=url_path_join(self.base_url, "dashdock/bokeh/"),
             bokeh_version=bokeh_version(),
             page_script=url_path_join(self.base_url, f"dashdock/bokeh/page.js?v={self.script_version}"),
+            file_versions=await asyncio.to_thread(bokehjs_versions),
         )
         limits = self.limits
         page = await self.history.read(
@@ -79,7 +97,11 @@ class PageHandler(HistoryAPIHandler):
         self.set_header("Content-Security-Policy", REPORT_POLICY)
         self.set_header("Cache-Control", "no-store")  # a live run's pages change
         # Jupyter's APIHandler.finish sets the type it is given, JSON unless told.
-        self.finish(page, set_content_type="text/html; charset=UTF-8")
+        body = page.encode()
+        if self.request.headers.get("Sec-Fetch-Dest") == "iframe":
+            # A History view's frame is an opaque origin too: its BokehJS comes from the Lab.
+            body = self.defer(body) or body
+        self.finish(body, set_content_type="text/html; charset=UTF-8")
 
 
 class PageScriptHandler(web.RequestHandler):
@@ -122,7 +144,9 @@ class BokehStaticHandler(web.StaticFileHandler):
 
     def set_extra_headers(self, path: str) -> None:
         self.set_header("X-Content-Type-Options", "nosniff")
-        if self.get_query_argument("v", "") == bokeh_version():
+        version = self.get_query_argument("v", "")
+        # The page that links a file hashed them first (in a thread), so this reads a cache.
+        if version == bokeh_version() or version == bokehjs_versions().get(path):
             self.set_header("Cache-Control", IMMUTABLE)
 
     def write_error(self, status_code: int, **kwargs: Any) -> None:
@@ -130,15 +154,16 @@ class BokehStaticHandler(web.StaticFileHandler):
 
 
 def routes(
-    history: HistoryService, page_script: bytes, limits: PageLimits | None = None
+    history: HistoryService, page_script: bytes, defer: Deferral, limits: PageLimits | None = None
 ) -> list[tuple[str, type[web.RequestHandler], dict[str, object]]]:
-    """The History view's routes; ``page_script`` is dashdock's page script (proxy/page/)."""
+    """The History view's routes; ``page_script`` is dashdock's page script and ``defer`` its
+    deferral of a framed page's scripts (proxy/page/)."""
     version = hashlib.sha256(page_script).hexdigest()[:16]
     return [
         (
             rf"/dashdock/api/history/{RUN_ID_ARG}/view/{_NAME_ARG}",
             PageHandler,
-            {"history": history, "script_version": version, "limits": limits or PageLimits()},
+            {"history": history, "script_version": version, "limits": limits or PageLimits(), "defer": defer},
         ),
         (r"/dashdock/bokeh/page\.js", PageScriptHandler, {"body": page_script, "version": version}),
         (r"/dashdock/bokeh/static/(.*)", BokehStaticHandler, {"path": str(bokeh_static_dir())}),

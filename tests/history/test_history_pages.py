@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import html
 import json
 import re
@@ -259,6 +260,26 @@ async def test_a_page_is_served_sandboxed_with_the_runs_data(jupyter: Jupyter, r
     page = response.body.decode()
     assert EVIL not in page and EVIL in column(document_of(page), "key")
     assert jupyter.path("dashdock/bokeh/static/js/bokeh.min.js") in page
+
+
+async def test_a_framed_page_waits_for_bokehjs_from_the_lab_and_names_it_by_hash(
+    jupyter: Jupyter, recorded: float
+) -> None:
+    """A History view's frame is an opaque origin: its scripts wait for BokehJS from the Lab."""
+    raw = (bokeh_static_dir() / "js" / "bokeh.min.js").read_bytes()
+    by_hash = f"static/js/bokeh.min.js?v={hashlib.sha512(raw).hexdigest()}"
+    framed = await jupyter.fetch(
+        f"dashdock/api/history/{RUN}/view/task-stream", headers={"Sec-Fetch-Dest": "iframe"}
+    )
+    assert framed.code == 200
+    assert f'<script type="dashdock/deferred" src="{jupyter.path("dashdock/bokeh/" + by_hash)}"' in (
+        framed.body.decode()
+    )
+    tab = await jupyter.fetch(f"dashdock/api/history/{RUN}/view/task-stream")
+    assert b"dashdock/deferred" not in tab.body and by_hash.encode() in tab.body
+    # The file named by its hash is cached for good, like the one named by bokeh's version.
+    script = await jupyter.fetch(f"dashdock/bokeh/{by_hash}", auth=False)
+    assert script.code == 200 and "immutable" in script.headers["Cache-Control"]
 
 
 async def test_a_page_needs_the_users_login(jupyter: Jupyter, recorded: float) -> None:
