@@ -135,13 +135,3 @@ def run_in_notebook(page: Page, code: str, timeout: float = 150.0) -> None:
         }""",
         [code, timeout],
     )
-
-
-def interrupt_notebook(page: Page) -> None:
-    """Interrupt the open notebook's kernel: cleanup code must not queue behind a cell that hangs."""
-    page.evaluate(
-        """async () => {
-            const notebook = [...window.jupyterapp.shell.widgets('main')].find(w => w.sessionContext);
-            await notebook.sessionContext.session.kernel.interrupt();
-        }"""
-    )

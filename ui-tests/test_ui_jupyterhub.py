@@ -4,12 +4,14 @@ dashdock API, proxy links or panes with their own cookie or token."""
 
 from __future__ import annotations
 
+import json
+import re
+import urllib.request
 from collections.abc import Iterator
 
 import pytest
 from helpers import (
     add_source,
-    interrupt_notebook,
     open_sidebar,
     pane,
     pane_frame,
@@ -199,7 +201,7 @@ def test_a_dask_gateway_cluster_from_a_notebook_is_a_source_with_live_panes(
             expect(pane(alice, name)).to_have_attribute("data-status", "live", timeout=60_000)
             wait_for_bokeh_plot(alice, name)
     finally:
-        _stop_gateway_clusters(alice)  # the gateway's next user starts with no clusters
+        _end_notebook(alice, hub, "alice")
         alice.context.close()
 
 
@@ -225,21 +227,31 @@ def test_a_notebooks_second_client_on_a_gateway_cluster_is_a_source_too(browser:
         assert any("/services/dask-gateway/clusters/" in url for url in both), both
         assert any("127.0.0.1:" in url and "/services/" not in url for url in both), both
     finally:
-        _stop_gateway_clusters(bob, "first.close(); local.close()")
+        _end_notebook(bob, hub, "bob")
         bob.context.close()
 
 
-def _stop_gateway_clusters(page: Page, then: str = "") -> None:
-    """Stop every gateway cluster of the notebook's user, whatever its cell was doing (a test that
-    failed may have left one running, or hanging), so the next test starts with none."""
-    interrupt_notebook(page)
-    run_in_notebook(
-        page,
-        "from dask_gateway import Gateway as _Gateway\n"
-        "for _report in _Gateway().list_clusters():\n"
-        "    _Gateway().stop_cluster(_report.name)\n" + then,
-        timeout=60,
+def _end_notebook(page: Page, hub: Hub, user: str) -> None:
+    """Shut the notebook's kernel down (its clients go with it), then stop every gateway cluster
+    of the user through the gateway's REST API, so the next test starts with none. Nothing here
+    waits on a Dask client: a call through the gateway's proxy has hung, and a test that failed
+    may have left a cell running."""
+    page.evaluate(
+        """async () => {
+            const notebook = [...window.jupyterapp.shell.widgets('main')].find(w => w.sessionContext);
+            await Promise.race([
+                notebook.sessionContext.shutdown(),
+                new Promise(resolve => setTimeout(resolve, 30000))
+            ]);
+        }"""
     )
+    api = f"{hub.url}services/dask-gateway/api/v1/clusters/"
+    headers = {"Authorization": f"jupyterhub {hub.token_for(user)}"}  # dask-gateway's scheme
+    with urllib.request.urlopen(urllib.request.Request(api, headers=headers), timeout=30) as response:
+        clusters = json.loads(response.read())
+    for name in clusters:
+        stop = urllib.request.Request(api + name, headers=headers, method="DELETE")
+        urllib.request.urlopen(stop, timeout=30).close()
 
 
 def _kernel_source_urls(page: Page) -> list[str]:
@@ -312,7 +324,8 @@ def test_gateway_clusters_are_made_scaled_and_stopped_from_the_sidebar(browser: 
     expect(card.locator(".jp-dashdock-ClusterCard-status")).to_have_text("running", timeout=180_000)
     expect(card.locator('button[data-action="restart"]')).to_be_hidden()
     # Its dashboard is a source; its plots dock as panes and draw live through the hub's proxy.
-    source = sidebar.locator(".jp-dashdock-Source-name", has_text="Gateway ")
+    # Named "Gateway <id>"; a notebook's source ("gateway.ipynb ...") must not match.
+    source = sidebar.locator(".jp-dashdock-Source-name", has_text=re.compile(r"^Gateway [0-9a-f]+$"))
     expect(source).to_have_count(1, timeout=60_000)
     source.click()
     plot_item(alice, "Task Stream").click()
