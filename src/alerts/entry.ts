@@ -6,15 +6,15 @@
 import { TranslationBundle } from '@jupyterlab/translation';
 import { bellIcon } from '@jupyterlab/ui-components';
 import { CommandRegistry } from '@lumino/commands';
-import { Message } from '@lumino/messaging';
-import { Widget } from '@lumino/widgets';
 
 import { CommandIDs, IAlertsModel } from '../tokens';
+import { Section } from '../ui/section';
 
 /**
- * "Alerts (N)" in the sidebar's header, so the panel is found without the command palette.
+ * "Alerts (N)" in the sidebar's header, so the panel is found without the command palette. A
+ * `Section` for its plumbing: the click while attached, the model until disposed.
  */
-export class AlertsEntry extends Widget {
+export class AlertsEntry extends Section {
   constructor(options: AlertsEntry.IOptions) {
     super({ node: document.createElement('button') });
     this._model = options.model;
@@ -26,7 +26,8 @@ export class AlertsEntry extends Widget {
     bellIcon.element({ container: button, tag: 'span', elementSize: 'small' });
     this._label = document.createElement('span');
     button.append(this._label);
-    this._model.changed.connect(this._render, this);
+    this.listen('click');
+    this.follow(this._model.changed, this._render);
     this._render();
   }
 
@@ -34,24 +35,6 @@ export class AlertsEntry extends Widget {
     if (event.type === 'click') {
       void this._commands.execute(CommandIDs.openAlerts);
     }
-  }
-
-  dispose(): void {
-    if (this.isDisposed) {
-      return;
-    }
-    this._model.changed.disconnect(this._render, this);
-    super.dispose();
-  }
-
-  protected onAfterAttach(msg: Message): void {
-    super.onAfterAttach(msg);
-    this.node.addEventListener('click', this);
-  }
-
-  protected onBeforeDetach(msg: Message): void {
-    this.node.removeEventListener('click', this);
-    super.onBeforeDetach(msg);
   }
 
   private _render(): void {
