@@ -35,7 +35,9 @@ def defer_scripts(page: bytes) -> bytes | None:
     """
     tags = list(_script_tags(page))
     first = next((i for i, (start, end) in enumerate(tags) if _links_bokehjs(page[start:end])), None)
-    if first is None:
+    if first is None or any(_is_module(page[start:end]) for start, end in tags[first:]):
+        # A module runs before the loader does (modules run as parsing ends): the page is left to
+        # load as it was written rather than run in another order.
         return None
     out = bytearray()
     done = 0
@@ -76,6 +78,11 @@ def _links_bokehjs(tag: bytes) -> bool:
 def _is_classic(tag: bytes) -> bool:
     kind = _attribute(_TYPE_ATTRIBUTE, tag)
     return kind is None or kind.strip().lower() in _CLASSIC_TYPES
+
+
+def _is_module(tag: bytes) -> bool:
+    kind = _attribute(_TYPE_ATTRIBUTE, tag)
+    return kind is not None and kind.strip().lower() == b"module"
 
 
 def _inert(tag: bytes) -> bytes:
