@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from test_history_recorder import Lines, _end, _run, _start
 
-from dashdock.history.model import Alert
-from dashdock.history.recorder.alerts import AlertLimits, departure
+from dashdock.history.model import Alert, TaskRecord
+from dashdock.history.recorder.alerts import AlertLimits, AlertWatch, departure
 from dashdock.history.store import HistoryStore
 
 pytestmark = pytest.mark.slow  # real kernels, clusters or servers started per test
@@ -172,3 +172,39 @@ def test_why_a_worker_left_is_read_from_dasks_events(
     gone = departure("tcp://127.0.0.1:4001", events, memory)
     assert gone.expected is expected
     assert reason in gone.reason if reason else gone.reason == ""
+
+
+def _task(key: str, start: float, stop: float) -> TaskRecord:
+    return TaskRecord(key, "nap", "tcp://127.0.0.1:1", 1, start, stop, "OK")
+
+
+def test_a_computation_counts_the_tasks_that_finish_between_the_stream_read_and_the_idle_check() -> None:
+    # Each tick reads the task stream, then whether anything waits or runs. The last task can
+    # finish between the two reads: the scheduler is idle, and that task comes with the next read.
+    watch = AlertWatch("source", AlertLimits(computation_seconds=2))
+    first = [_task(f"nap-{i}", 100.0, 101.0 + i * 0.5) for i in range(9)]
+    watch.tasks([], 100.5)
+    watch.busy(True, 100.5)
+    watch.tasks(first, 105.0)
+    watch.busy(False, 105.0, first)
+    assert watch.take() == []  # not done yet: a task may still be on its way
+    last = [_task("nap-9", 101.0, 105.0)]
+    watch.tasks(last, 105.5)
+    watch.busy(False, 105.5, last)
+    (done,) = watch.take()
+    assert done.kind == "computation-done"
+    assert done.detail["tasks"] == 10 and done.detail["end"] == 105.0
+    assert done.title == "A computation finished after 5.0 s: 10 tasks"
+
+
+def test_idle_for_one_tick_between_two_submissions_is_one_computation() -> None:
+    watch = AlertWatch("source", AlertLimits(computation_seconds=2))
+    watch.busy(True, 100.0)
+    watch.tasks([_task("a", 100.0, 101.0)], 101.0)
+    watch.busy(False, 101.0)
+    watch.tasks([_task("b", 101.2, 103.0)], 101.5)
+    watch.busy(True, 101.5)
+    watch.busy(False, 103.5)
+    watch.busy(False, 104.0)
+    (done,) = watch.take()
+    assert done.detail["tasks"] == 2 and done.detail["start"] == 100.0

@@ -108,6 +108,9 @@ class AlertWatch:
         self._busy_tasks = 0
         self._busy_erred = 0
         self._busy_last_stop = 0.0
+        # Idle was seen once: the end is confirmed at the next tick, whose task-stream read holds
+        # the tasks that finished between this tick's read and its idle check.
+        self._idle_seen = False
 
     def lost_before(self, lost: bool) -> None:
         """Whether the source's last alert, in an earlier run, said its scheduler was lost."""
@@ -157,24 +160,33 @@ class AlertWatch:
             self._busy_since = min([now, *starts])
             self._busy_tasks, self._busy_erred = len(tasks), sum(t.status == "error" for t in tasks)
             self._busy_last_stop = max([t.stop for t in tasks], default=0.0)
-        elif not busy and self._busy_since is not None:
-            end = self._busy_last_stop or now
-            duration = end - self._busy_since
-            if duration >= self.limits.computation_seconds and self._busy_tasks:
-                errors = f", {_plural(self._busy_erred, 'error', 'errors')}" if self._busy_erred else ""
-                title = (
-                    f"A computation finished after {_duration(duration)}: "
-                    f"{_plural(self._busy_tasks, 'task', 'tasks')}{errors}"
-                )
-                detail = {
-                    "start": self._busy_since,
-                    "end": end,
-                    "duration": duration,
-                    "tasks": self._busy_tasks,
-                    "erred": self._busy_erred,
-                }
-                self._raise("computation-done", f"{self._busy_since:.6f}", end, title, detail, 1)
-            self._busy_since = None
+        elif busy:
+            self._idle_seen = False  # idle for a moment between two submissions: one computation
+        elif self._busy_since is not None and not self._idle_seen:
+            # The task stream was read before the idle check: tasks that finished in between come
+            # with the next tick's read, so the computation ends there, counted in full.
+            self._idle_seen = True
+        elif self._busy_since is not None:
+            self._computation_done(now)
+
+    def _computation_done(self, now: float) -> None:
+        end = self._busy_last_stop or now
+        duration = end - (self._busy_since or end)
+        if duration >= self.limits.computation_seconds and self._busy_tasks:
+            errors = f", {_plural(self._busy_erred, 'error', 'errors')}" if self._busy_erred else ""
+            title = (
+                f"A computation finished after {_duration(duration)}: "
+                f"{_plural(self._busy_tasks, 'task', 'tasks')}{errors}"
+            )
+            detail = {
+                "start": self._busy_since,
+                "end": end,
+                "duration": duration,
+                "tasks": self._busy_tasks,
+                "erred": self._busy_erred,
+            }
+            self._raise("computation-done", f"{self._busy_since:.6f}", end, title, detail, 1)
+        self._busy_since, self._idle_seen = None, False
 
     def workers(self, identity_workers: Mapping[str, object], now: float) -> None:
         """The workers' states from ``identity``: memory pauses and spilling."""
