@@ -6,6 +6,7 @@ that stop it (signals, Ctrl-C) or restart it.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -23,9 +24,17 @@ TOKEN = "dashdock-shutdown-test"
 
 
 def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind((HOST, 0))
-        return sock.getsockname()[1]
+    return free_ports(1)[0]
+
+
+def free_ports(count: int) -> list[int]:
+    """``count`` distinct free ports: each probe stays bound until all are chosen, since a port
+    released at once can be handed out again to the next probe."""
+    with contextlib.ExitStack() as stack:
+        probes = [stack.enter_context(socket.socket()) for _ in range(count)]
+        for probe in probes:
+            probe.bind((HOST, 0))
+        return [probe.getsockname()[1] for probe in probes]
 
 
 class Server:

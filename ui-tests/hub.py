@@ -12,7 +12,7 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
-from lab import ROOT, _terminate, _wait_for_http, free_port, without_panel
+from lab import ROOT, _terminate, _wait_for_http, free_ports, without_panel
 
 PASSWORD = "hub-test-password"
 ADMIN_TOKEN = "hub-test-admin-token-0d9c"
@@ -101,14 +101,8 @@ class Hub:
 def start_hub(tmp: Path) -> Hub:
     proxy = ROOT / "node_modules" / ".bin" / "configurable-http-proxy"
     assert proxy.exists(), "configurable-http-proxy comes from npm with `jlpm install` (make build)"
-    ports = {
-        "port": free_port(),
-        "hub_port": free_port(),
-        "api_port": free_port(),
-        "gateway_api": free_port(),
-        "gateway_proxy": free_port(),
-        "gateway_tcp": free_port(),
-    }
+    names = ("port", "hub_port", "api_port", "gateway_api", "gateway_proxy", "gateway_tcp")
+    ports = dict(zip(names, free_ports(len(names)), strict=True))
     port = ports["port"]
     dask = str(Path(sys.executable).parent / "dask")
     values = {**ports, "tmp": tmp, "gateway_token": GATEWAY_TOKEN, "dask": dask}

@@ -35,9 +35,17 @@ CHROMIUM_ARGS = [
 
 
 def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+    return free_ports(1)[0]
+
+
+def free_ports(count: int) -> list[int]:
+    """``count`` distinct free ports: each probe stays bound until all are chosen, since one
+    released at once can be handed out again (a hub once got its gateway proxy's port)."""
+    with contextlib.ExitStack() as stack:
+        probes = [stack.enter_context(socket.socket()) for _ in range(count)]
+        for probe in probes:
+            probe.bind(("127.0.0.1", 0))
+        return [probe.getsockname()[1] for probe in probes]
 
 
 def _wait_for_http(url: str, timeout: float = 60.0) -> None:

@@ -29,6 +29,7 @@ from typing import Any
 import dask.config
 import psutil
 import pytest
+from _server_process import free_ports
 from _support import Jupyter, closed_loopback_port
 from test_clusters import START, clusters, eventually, listed_with, source_ids
 
@@ -66,11 +67,6 @@ c.Backend.cluster_options = Options(
     handler=_options,
 )
 """
-
-
-def _free_port() -> int:
-    with contextlib.closing(closed_loopback_port()) as sock:
-        return sock.getsockname()[1]
 
 
 @dataclass
@@ -134,7 +130,7 @@ def _end(processes: list[psutil.Process]) -> None:
 @pytest.fixture(scope="module")
 def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GatewayServer]:
     tmp = tmp_path_factory.mktemp("gateway")
-    ports = {"api": _free_port(), "proxy": _free_port(), "tcp": _free_port()}
+    ports = dict(zip(("api", "proxy", "tcp"), free_ports(3), strict=True))
     dask_script = str(Path(sys.executable).parent / "dask")
     config = tmp / "dask_gateway_config.py"
     config.write_text(_GATEWAY_CONFIG.format(**ports, dask=dask_script, clusters=str(tmp / "clusters")))

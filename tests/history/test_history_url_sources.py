@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -19,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _server_process import free_ports
 from _support import Jupyter
 from distributed import Client, LocalCluster
 from test_alerts_api import ALERTS_SEEN, alert_of, alerts, boom
@@ -31,15 +31,9 @@ pytestmark = pytest.mark.slow  # real kernels, clusters or servers started per t
 CLUSTER = Path(__file__).resolve().parent.parent / "_url_cluster.py"
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 class UrlCluster:
     def __init__(self) -> None:
-        self.scheduler_port, self.dashboard_port = free_port(), free_port()
+        self.scheduler_port, self.dashboard_port = free_ports(2)
         self.process: subprocess.Popen[str] | None = None
 
     @property
