@@ -80,6 +80,12 @@ def start_cluster(port: int = 0) -> DaskCluster:
             str(port),
             "--pause",
             "0.2",
+            # A light round (about 150 tasks, mostly sleeps): this cluster runs under every
+            # browser test, which needs plots with something in them, not a busy machine.
+            "--size",
+            "1000",
+            "--blocks",
+            "4",
         ],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
