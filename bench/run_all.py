@@ -18,6 +18,7 @@ SCRIPTS = (
     "many_panes.py",
     "pane_states.py",
     "pane_open_browser.py",
+    "live_panes_cost.py",
     "server_responsiveness.py",
     "kernel_preload.py",
     "history_store.py",

@@ -1,0 +1,419 @@
+"""What open live dashboard panes cost a busy Dask scheduler.
+
+Every Dask dashboard plot page (``/individual-task-stream`` and the like) open in a browser is a Bokeh
+session of its own, and each session's periodic callbacks (every 100-500 ms: gather the scheduler's
+state, diff it, send it) run in the scheduler's event loop, the loop that also schedules the tasks. So
+N open plots are N sessions computing in the scheduler's loop, and a workload runs slower while they are
+open. This bench measures how much, and whether opening the plots through dashdock changes it.
+
+Set-up: a real ``distributed.LocalCluster`` (processes=True, 2 workers of 1 thread, 127.0.0.1) in a
+Python process of its own, whose scheduler (and the two nannies) live in that process while the workers
+are its children; a Jupyter server with dashdock (``_common.JupyterServer``: token auth, isolated dirs);
+one Chromium (Playwright). The plots are the scheduler's ``/individual-plots.json`` Bokeh pages, Task
+Stream, Progress, Workers Memory, CPU, Occupancy, Processing, Memory by Key, Task Groups, Workers,
+Cluster Memory, Bandwidth Workers and Bandwidth Types first, then the rest in Dask's order (round-robin
+past the end of the list; Dask's static pages, not Bokeh sessions, are left out).
+
+Ways of watching, N plots each:
+  none      N = 0, the baseline;
+  direct    each plot a page of its own in one browser context, straight from the scheduler's dashboard;
+  dashdock  each plot a page of its own through ``{base}dashdock/proxy/<source id>/<plot path>`` (the
+            cluster registered with ``POST dashdock/api/sources``), which redirects to a sandboxed view
+            page drawing the same Bokeh plot through the Jupyter server.
+
+For each round and each (way, N) in a fixed interleaved order: open the pages, wait until every one
+has drawn (``Bokeh.documents[0]`` has a root: a state, not a delay), run
+``client.gather(client.map(inc, range(T), pure=False))`` from a ``distributed.Client`` in this process,
+timed, with the CPU seconds (``/proc/PID/stat`` utime + stime) of the cluster process (the scheduler's
+own, workers excluded) and of the Jupyter server over it; then close the pages, wait until the
+scheduler holds no Bokeh session any more, and let it settle a second. Closed sessions would otherwise
+keep computing for Bokeh's unused-session lifetime (15 s by default); the cluster here sets it to 1 s so
+the rounds do not wait that long, which changes nothing while the pages are open.
+
+Printed: per way and N the median workload seconds, its ratio to the "none" median, median scheduler and
+Jupyter server CPU seconds over the workload, the Bokeh sessions open in the scheduler when it started,
+and the 1-minute load average after it. Figures only, nothing asserted. Chromium shares the machine's
+cores with the scheduler: the browser drawing N plots is part of what N open plots cost.
+
+    .venv/bin/python bench/live_panes_cost.py [tasks] [rounds]    (defaults 30000 and 2; 2-5 minutes)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from collections import defaultdict
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from _common import AUTH, HOST, TOKEN, JupyterServer, cpu_seconds, free_port, heading, median, ratio, table
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "ui-tests"))
+from lab import CHROMIUM_ARGS  # the UI tests' Chromium flags
+
+if TYPE_CHECKING:
+    from distributed import Client
+    from playwright.sync_api import Browser, BrowserContext, Page
+
+TASKS = 30_000
+ROUNDS = 2
+COUNTS = (8, 24)
+# Interleaved, the same order every round.
+ORDER: tuple[tuple[str, int], ...] = (
+    ("none", 0),
+    ("direct", COUNTS[0]),
+    ("dashdock", COUNTS[0]),
+    ("direct", COUNTS[1]),
+    ("dashdock", COUNTS[1]),
+)
+PREFERRED = (
+    "Task Stream",
+    "Progress",
+    "Workers Memory",
+    "CPU",
+    "Occupancy",
+    "Processing",
+    "Memory by Key",
+    "Task Groups",
+    "Workers",
+    "Cluster Memory",
+    "Bandwidth Workers",
+    "Bandwidth Types",
+)
+# Dask's names for some of the plots above (its JSON keys are "Individual " + the path, title-cased).
+ALIASES = {"processing": "nprocessing", "task groups": "groups"}
+CHROMIUM = "/usr/bin/chromium"
+DRAWN_JS = "() => window.Bokeh && Bokeh.documents.length > 0 && Bokeh.documents[0].roots().length > 0"
+TIMEOUT_MS = 120_000
+SETTLE = 1.0  # seconds after the scheduler has dropped the closed pages' sessions
+
+# The cluster process: a LocalCluster with its scheduler in this process, workers in child processes.
+CLUSTER_CODE = """
+import sys
+
+import dask
+
+dask.config.set(
+    {"distributed.scheduler.dashboard.bokeh-application.unused_session_lifetime_milliseconds": 1000}
+)
+from distributed import LocalCluster
+
+with LocalCluster(
+    n_workers=2,
+    threads_per_worker=1,
+    processes=True,
+    host="127.0.0.1",
+    dashboard_address="127.0.0.1:" + sys.argv[1],
+) as cluster:
+    print("SCHEDULER", cluster.scheduler_address, flush=True)
+    print("DASHBOARD", cluster.dashboard_link, flush=True)
+    try:
+        sys.stdin.read()  # until the bench closes our stdin
+    except KeyboardInterrupt:
+        pass
+"""
+
+T = TypeVar("T")
+
+
+def inc(x: int) -> int:
+    return x + 1
+
+
+def bokeh_sessions(dask_scheduler: Any) -> int:
+    """Run on the scheduler: its dashboard's Bokeh sessions (open pages, closed ones not yet dropped)."""
+    from bokeh.server.tornado import BokehTornado
+
+    count = 0
+    for app in getattr(dask_scheduler.http_application, "applications", []):
+        if isinstance(app, BokehTornado):
+            count += sum(len(list(context.sessions)) for context in app._applications.values())
+    return count
+
+
+# -- the cluster --------------------------------------------------------------------------------
+
+
+class Cluster:
+    """``CLUSTER_CODE`` in a process (and process group) of its own; its pid is the scheduler's process."""
+
+    def __init__(self, timeout: float = 120.0) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", CLUSTER_CODE, str(free_port())],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            start_new_session=True,  # its workers join its process group, so none is left behind
+        )
+        self.scheduler = self.dashboard_link = ""
+        try:
+            deadline = time.monotonic() + timeout
+            assert self.proc.stdout is not None
+            for line in self.proc.stdout:
+                word, _, value = line.strip().partition(" ")
+                if word == "SCHEDULER":
+                    self.scheduler = value
+                elif word == "DASHBOARD":
+                    self.dashboard_link = value
+                    break
+                if time.monotonic() > deadline:
+                    break
+            if not (self.scheduler and self.dashboard_link.startswith(f"http://{HOST}:")):
+                raise RuntimeError(
+                    f"the LocalCluster did not start ({self.scheduler!r}, {self.dashboard_link!r})"
+                )
+        except BaseException:
+            self.close()
+            raise
+        self.root = self.dashboard_link.rsplit("/", 1)[0]  # http://127.0.0.1:PORT
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def close(self) -> None:
+        try:
+            if self.proc.stdin is not None:
+                self.proc.stdin.close()
+            self.proc.wait(20)
+        except (OSError, subprocess.TimeoutExpired):
+            pass
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)  # the group we started: leftover workers, if any
+        except (ProcessLookupError, PermissionError):
+            pass
+        self.proc.wait()
+
+
+def plot_paths(dashboard_root: str) -> list[str]:
+    """The Bokeh plots of ``individual-plots.json``, the preferred ones first, then Dask's order."""
+    with urllib.request.urlopen(f"{dashboard_root}/individual-plots.json", timeout=30) as response:
+        document: dict[str, str] = json.loads(response.read())
+    by_name: dict[str, str] = {}
+    for title, path in document.items():
+        if isinstance(path, str) and path.startswith("/individual-"):  # not /statics/...: no Bokeh session
+            words = title.split()
+            name = " ".join(words[1:] if words and words[0].lower() == "individual" else words)
+            by_name.setdefault(name.lower(), path)
+    ordered: list[str] = []
+    for name in PREFERRED:
+        key = name.lower()
+        found = by_name.get(key) or by_name.get(ALIASES.get(key, ""))
+        if found is not None and found not in ordered:
+            ordered.append(found)
+    ordered += [path for path in by_name.values() if path not in ordered]
+    if not ordered:
+        raise RuntimeError(f"no Bokeh plot in {dashboard_root}/individual-plots.json")
+    return ordered
+
+
+def take(paths: list[str], count: int) -> list[str]:
+    return [paths[i % len(paths)] for i in range(count)]
+
+
+# -- the Jupyter server -------------------------------------------------------------------------
+
+
+def add_source(server: JupyterServer, dashboard_link: str) -> str:
+    request = urllib.request.Request(
+        f"{server.url}/dashdock/api/sources",
+        method="POST",
+        data=json.dumps({"url": dashboard_link}).encode(),
+        headers={**AUTH, "Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=60) as response:
+        source: dict[str, Any] = json.loads(response.read())
+    return str(source["id"])
+
+
+# -- the browser --------------------------------------------------------------------------------
+
+
+def launch(playwright: Any) -> Browser:
+    if Path(CHROMIUM).exists():
+        browser: Browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+    else:  # the Chromium Playwright installed
+        browser = playwright.chromium.launch(args=CHROMIUM_ARGS)
+    return browser
+
+
+def open_pages(browser: Browser, urls: list[str], login: str | None) -> BrowserContext:
+    """A context with a page per URL, each drawn; ``login``, if given, is visited first (token cookie)."""
+    context = browser.new_context(viewport={"width": 1000, "height": 700})
+    context.set_default_timeout(TIMEOUT_MS)
+    if login:
+        page = context.new_page()
+        page.goto(login)
+        page.close()
+    pages: list[Page] = []
+    for url in urls:
+        page = context.new_page()
+        page.goto(url, wait_until="commit")
+        pages.append(page)
+    for page in pages:
+        # A proxied page is a sandboxed top-level document (the redirect's target): evaluated in it.
+        page.wait_for_function(DRAWN_JS, polling=100, timeout=TIMEOUT_MS)
+    return context
+
+
+# -- measuring ----------------------------------------------------------------------------------
+
+
+@dataclass
+class Runs:
+    seconds: list[float] = field(default_factory=list)
+    scheduler_cpu: list[float] = field(default_factory=list)
+    server_cpu: list[float] = field(default_factory=list)
+    sessions: list[int] = field(default_factory=list)
+    load: list[float] = field(default_factory=list)
+
+
+class Bench:
+    def __init__(self, cluster: Cluster, server: JupyterServer, client: Client, tasks: int) -> None:
+        self.cluster, self.server, self.client, self.tasks = cluster, server, client, tasks
+        self.source = add_source(server, cluster.dashboard_link)
+        self.paths = plot_paths(cluster.root)
+        # Client calls go through a thread of their own, away from Playwright's loop in this one.
+        self.thread = ThreadPoolExecutor(1)
+        self.runs: dict[tuple[str, int], Runs] = defaultdict(Runs)
+        self.round = 0
+
+    def call(self, fn: Callable[[], T]) -> T:
+        return self.thread.submit(fn).result()
+
+    def sessions(self) -> int:
+        return self.call(lambda: int(self.client.run_on_scheduler(bokeh_sessions)))
+
+    def wait_sessions(self, at_most: int, timeout: float = 60.0) -> int:
+        deadline = time.monotonic() + timeout
+        while (count := self.sessions()) > at_most:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"the scheduler still holds {count} Bokeh sessions (want <= {at_most})")
+            time.sleep(0.2)
+        return count
+
+    def urls(self, way: str, count: int) -> list[str]:
+        paths = take(self.paths, count)
+        if way == "direct":
+            return [f"{self.cluster.root}{path}" for path in paths]
+        return [f"{self.server.dashdock(self.source)}{path}" for path in paths]
+
+    def workload(self) -> float:
+        client, offset = self.client, self.round * self.tasks
+
+        def run() -> float:
+            begin = time.perf_counter()
+            results = client.gather(client.map(inc, range(offset, offset + self.tasks), pure=False))
+            elapsed = time.perf_counter() - begin
+            assert len(results) == self.tasks and results[-1] == offset + self.tasks
+            return elapsed
+
+        return self.call(run)
+
+    def one(self, browser: Browser, way: str, count: int) -> None:
+        context = None
+        if count:
+            login = f"{self.server.url}/api/status?token={TOKEN}" if way == "dashdock" else None
+            context = open_pages(browser, self.urls(way, count), login)
+        try:
+            sessions = self.sessions()
+            scheduler0, server0 = cpu_seconds(self.cluster.pid), cpu_seconds(self.server.pid)
+            elapsed = self.workload()
+            scheduler1, server1 = cpu_seconds(self.cluster.pid), cpu_seconds(self.server.pid)
+            load = os.getloadavg()[0]
+        finally:
+            if context is not None:
+                context.close()
+        runs = self.runs[way, count]
+        runs.seconds.append(elapsed)
+        runs.scheduler_cpu.append(scheduler1 - scheduler0)
+        runs.server_cpu.append(server1 - server0)
+        runs.sessions.append(sessions)
+        runs.load.append(load)
+        print(
+            f"  round {self.round + 1} {way:>8} N={count:<3} {elapsed:6.2f} s, {sessions} sessions, "
+            f"scheduler {scheduler1 - scheduler0:.2f} s CPU, load {load:.2f}",
+            flush=True,
+        )
+        self.wait_sessions(0)
+        time.sleep(SETTLE)
+
+    def report(self) -> None:
+        heading(f"{self.tasks:,} tasks per workload, {self.round} rounds (medians)")
+        base = median(self.runs["none", 0].seconds)
+        rows = [
+            ["way", "N", "workload s", "vs none", "scheduler CPU s", "server CPU s", "sessions", "load 1m"]
+        ]
+        for way, count in sorted(set(ORDER), key=lambda key: (key[1], key[0] != "direct")):
+            runs = self.runs[way, count]
+            if not runs.seconds:
+                continue
+            rows.append(
+                [
+                    way,
+                    str(count),
+                    f"{median(runs.seconds):.2f}",
+                    ratio(median(runs.seconds), base),
+                    f"{median(runs.scheduler_cpu):.2f}",
+                    f"{median(runs.server_cpu):.2f}",
+                    str(round(median(runs.sessions))),
+                    f"{median(runs.load):.2f}",
+                ]
+            )
+        table(rows)
+        print(f"  plots opened first: {', '.join(self.paths[: COUNTS[-1]])}")
+        print(f"  ({len(self.paths)} Bokeh plots listed; past that the list is taken again from the start)")
+
+
+def main(tasks: int, rounds: int) -> None:
+    from distributed import Client
+    from playwright.sync_api import sync_playwright
+
+    began = time.perf_counter()
+    heading(f"Open live plot pages vs a busy scheduler: {tasks:,} tasks x {rounds} rounds, N in (0, 8, 24)")
+    cluster = Cluster()
+    try:
+        with JupyterServer(with_jsp=False) as server:
+            asyncio.run(server.wait_ready())
+            with Client(cluster.scheduler, timeout=60) as client:
+                bench = Bench(cluster, server, client, tasks)
+                try:
+                    client.gather(client.map(inc, range(200), pure=False))  # warm the workers up
+                    with sync_playwright() as playwright:
+                        browser = launch(playwright)
+                        try:
+                            # Warm the browser's cache for both ways, outside the figures.
+                            open_pages(browser, bench.urls("direct", 1), None).close()
+                            login = f"{server.url}/api/status?token={TOKEN}"
+                            open_pages(browser, bench.urls("dashdock", 1), login).close()
+                            bench.wait_sessions(0)
+                            for n in range(rounds):
+                                bench.round = n
+                                for way, count in ORDER:
+                                    bench.one(browser, way, count)
+                            bench.round = rounds
+                        finally:
+                            browser.close()
+                    bench.report()
+                finally:
+                    bench.thread.shutdown()
+            server.log_errors()
+    finally:
+        cluster.close()
+    print(f"\n  ({time.perf_counter() - began:.0f} s in all)")
+
+
+if __name__ == "__main__":
+    main(
+        int(sys.argv[1]) if len(sys.argv) > 1 else TASKS,
+        int(sys.argv[2]) if len(sys.argv) > 2 else ROUNDS,
+    )
