@@ -15,11 +15,11 @@ demo: build
 
 ## make test: install what the tests need (Chromium included) and run every test
 # Two runs: the server suite uses pytest-jupyter's event loop, the browser suite playwright's.
-# The server suite on two workers, a test file per worker at a time (files share their module
-# fixtures). The browser suite on one: each of its tests already keeps both cores busy (a Lab,
-# Chromium, a cluster), and on two workers it took as long (830 s against 807 s) and timed out.
+# Both on two workers, a test file per worker at a time (files share their module fixtures). The
+# browser suite's session cluster does light work (ui-tests/lab.py), so two workers pay: 510 s
+# against 653 s on one (with the demo's heavy work it had been 830 s against 807 s).
 PYTEST := $(BIN)/python -m pytest -p no:cacheprovider -n 2 --dist loadfile
-UI_PYTEST := $(BIN)/python -m pytest -p no:cacheprovider
+UI_PYTEST := $(PYTEST)
 test: build test-deps chromium test-ts
 	$(PYTEST) tests
 	$(UI_PYTEST) ui-tests
