@@ -24,7 +24,8 @@ from dashdock.clusters.limits import ClusterLimits, usable_cores
 from dashdock.clusters.manager import ClusterManager
 from dashdock.history import handlers as history_api
 from dashdock.history import views as history_views
-from dashdock.history.service import DEFAULT_RECORDER_MAX_MEMORY, HistoryService, HistorySettings
+from dashdock.history.service import HistoryService
+from dashdock.history.settings import DEFAULT_RECORDER_MAX_MEMORY, HistorySettings
 from dashdock.notebook import handlers as notebook_api
 from dashdock.notebook.discovery import KernelClients
 from dashdock.notebook.environment import (
@@ -304,6 +305,14 @@ class DashdockApp(ExtensionApp):
         "Default: 1 GiB.",
     )
 
+    draw_key_plots = Bool(
+        False,
+        config=True,
+        help="Serve the Task Stream of recorded sources from the history recorder, drawn by Dask's "
+        "own code from the recorder's one connection, instead of opening a Bokeh session on the "
+        "scheduler for each pane. Off by default while more of Dask's key plots are drawn this way.",
+    )
+
     alerts_max_per_run = Int(
         500,
         min=1,
@@ -388,6 +397,7 @@ class DashdockApp(ExtensionApp):
             max_runs=self.history_max_recorded,
             max_alerts=self.alerts_max_per_run,
             recorder_max_memory=self.history_recorder_max_memory,
+            draw_plots=self.draw_key_plots,
         )
 
     def _recordable_schedulers(self) -> dict[str, str]:
@@ -438,6 +448,7 @@ class DashdockApp(ExtensionApp):
             ),
             capabilities=Capabilities(self.view_link_lifetime),
             tokens=self.session_tokens,
+            drawn=self.history_service,
         )
         self.handlers.extend(proxy_routes(services))
 

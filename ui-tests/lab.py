@@ -14,6 +14,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -158,7 +159,8 @@ def without_panel(config_dir: Path) -> None:
     )
 
 
-def start_lab(tmp: Path, base_url: str = "/") -> Lab:
+def start_lab(tmp: Path, base_url: str = "/", options: Sequence[str] = ()) -> Lab:
+    """JupyterLab with dashdock under ``base_url``; ``options`` are more command-line traits."""
     port = free_port()
     settings = tmp / "settings"
     # No "news" popup over the screenshots.
@@ -190,6 +192,7 @@ def start_lab(tmp: Path, base_url: str = "/") -> Lab:
         f"--DashdockApp.sources_file={tmp / 'sources.json'}",
         f"--DashdockApp.history_file={tmp / 'history.db'}",
         "--allow-root",
+        *options,
     ]
     with log.open("wb") as out:
         process = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=tmp)

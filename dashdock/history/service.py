@@ -22,12 +22,12 @@ import os
 import sys
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, TypeVar
 
+from dashdock.history.drawn import DrawnPlot, DrawnPlots
 from dashdock.history.model import Alert, Run
 from dashdock.history.service_store import ServedStore
+from dashdock.history.settings import HistorySettings
 from dashdock.history.store import HistoryStore
 from dashdock.ids import new_source_id
 from dashdock.sources.registry import SourceRegistry
@@ -40,8 +40,6 @@ MAX_RESTARTS = 5
 # last start has its count of restarts forgotten.
 RESTART_BACKOFF = (1.0, 2.0, 4.0, 8.0, 16.0)
 RESTARTS_FORGOTTEN_AFTER = 600.0
-# The recorder's address-space cap when none is configured: a full task stream decodes to ~200 MB.
-DEFAULT_RECORDER_MAX_MEMORY = 1024**3
 # A run the recorder ended (its scheduler stopped answering, its address cannot be read) is not
 # begun again for this long, nor while the source's health check says it is down: else a source
 # whose scheduler is gone would leave an empty run every few seconds.
@@ -49,19 +47,6 @@ RETRY_AFTER = 60.0
 STOP_TIMEOUT = 10.0
 
 T = TypeVar("T")
-
-
-@dataclass(frozen=True)
-class HistorySettings:
-    """The history traits of the extension."""
-
-    enabled: bool
-    store: Path
-    max_bytes: int
-    max_age: float  # seconds
-    max_runs: int  # recorded at once
-    max_alerts: int  # distinct alerts one run keeps
-    recorder_max_memory: int = DEFAULT_RECORDER_MAX_MEMORY  # the recorder's RLIMIT_AS; 0: none
 
 
 class HistoryService:
@@ -95,6 +80,7 @@ class HistoryService:
         self._stopping: set[str] = set()  # run ids the service asked to stop
         self._computation_seconds = 60.0  # the user's setting: a longer computation is an alert
         self._recorder_problem: str | None = None  # a recorder that kept dying, for the user
+        self._plots = DrawnPlots(registry)  # the recorder's plot server (draw_plots)
 
     @property
     def problem(self) -> str | None:
@@ -140,6 +126,17 @@ class HistoryService:
 
     def is_recording(self, source_id: str) -> bool:
         return source_id in self._recording
+
+    def drawn(self, source_id: str, path: str) -> DrawnPlot | None:
+        """Where the recorder serves ``path`` of a source, when it draws that plot and records the
+        source now, its scheduler answering; None: the plot is the dashboard's own."""
+        return self._plots.drawn(self._answering_run(source_id), path)
+
+    def _answering_run(self, source_id: str) -> str | None:
+        return None if source_id in self._failing else self._recording.get(source_id)
+
+    def _show_drawn(self, source_id: str) -> None:
+        self._plots.show(source_id, self._answering_run(source_id))
 
     def problem_of(self, source_id: str) -> str | None:
         """What went wrong recording this source, in one line; None when nothing did."""
@@ -246,6 +243,7 @@ class HistoryService:
             f"--computation-seconds={self._computation_seconds}",
             f"--max-alerts={self.settings.max_alerts}",
             f"--max-memory={self.settings.recorder_max_memory}",
+            *(["--plots"] if self.settings.draw_plots else []),
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             # Fewer malloc arenas: each reserves 64 MiB of address space, which the cap counts.
@@ -269,7 +267,11 @@ class HistoryService:
             if source_id in self._failing:
                 self._ended[source_id] = time.monotonic()
         self._log.warning("dashdock: the history recorder stopped (%s); it is started again", why)
+        recorded = list(self._recording)
         self._recording.clear()  # its runs ended with it
+        self._plots.stopped()
+        for source_id in recorded:
+            self._show_drawn(source_id)
         self._addresses.clear()
         self._failing.clear()
         self._stopping.clear()
@@ -301,9 +303,13 @@ class HistoryService:
                 continue
             kind, run_id = event.get("event"), event.get("run_id")
             source = self._source_of(run_id)
-            if kind == "ended":
+            if kind == "plots":
+                self._plots.serving(event.get("port"), event.get("secret"))
+            elif kind == "ended":
+                self._plots.ended(str(run_id))
                 if source is not None:
                     del self._recording[source]
+                    self._show_drawn(source)
                     self._failing.discard(source)
                     # A scheduler that went away is not looked for again for a while; one that
                     # was restarted answers already, and its new run begins on the next sync.
@@ -313,9 +319,11 @@ class HistoryService:
                             self._problems[source] = _one_line(event.get("reason"))
                 self._stopping.discard(run_id)
             elif kind == "answering":
+                self._plots.answered(str(run_id))
                 if source is not None:
                     self._failing.discard(source)
                     self._problems.pop(source, None)
+                    self._show_drawn(source)
             elif kind == "gpus":
                 workers = event.get("workers")
                 found = self._registry.find(source) if source is not None else None
@@ -332,6 +340,7 @@ class HistoryService:
                 if source is not None:
                     self._failing.add(source)
                     self._problems[source] = _one_line(event.get("message"))
+                    self._show_drawn(source)
 
     def _source_of(self, run_id: object) -> str | None:
         return next((source for source, recorded in self._recording.items() if recorded == run_id), None)

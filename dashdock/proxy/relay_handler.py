@@ -25,6 +25,7 @@ from dashdock.ids import is_pane_id
 from dashdock.panes.state import PANE_QUERY_KEY
 from dashdock.proxy.bokehjs.serve import IMMUTABLE, LocalBokehJS, StaticAsset
 from dashdock.proxy.capabilities import Capabilities
+from dashdock.proxy.drawn import DrawnPlot, DrawnPlots, drawn_route
 from dashdock.proxy.headers import (
     ERROR_PAGE_POLICY,
     confine_cookie,
@@ -69,6 +70,8 @@ class RelayHandler(DomainErrors, JupyterHandler):
         self._websockets: WebSocketRelay = services.websockets
         self._capabilities: Capabilities = services.capabilities
         self._tokens: SessionTokens = services.tokens
+        self._plots: DrawnPlots | None = services.drawn
+        self._drawn: DrawnPlot | None = None  # set when the route goes to dashdock's plot server
 
     # -- routing ---------------------------------------------------------------------------
 
@@ -92,7 +95,12 @@ class RelayHandler(DomainErrors, JupyterHandler):
         return segment, below
 
     def _resolve_route(self, segment: str, proxy_prefix: str, path: str) -> Route:
-        return resolve_route(self._registry, self._allowlist, segment, proxy_prefix, path)
+        route = resolve_route(self._registry, self._allowlist, segment, proxy_prefix, path)
+        drawn = drawn_route(route, self._plots)
+        if drawn is None:
+            return route
+        route, self._drawn = drawn
+        return route
 
     def _view_url(self, segment: str, below: str) -> str:
         """Where a page of ``segment`` is served, with a capability minted for the current user."""
@@ -106,13 +114,25 @@ class RelayHandler(DomainErrors, JupyterHandler):
         server when the user gave some (sources/credentials.py): added here, and cleaned out of
         what comes back (scrub.py)."""
         query = upstream_query(self.request.query)
-        url = self._route.upstream_url + (f"?{query}" if query else "")
         headers = upstream_request_headers(self.request.headers)
+        if self._drawn is not None:  # dashdock's plot server: the run it draws, and its secret
+            guard = self._client.credential_guard
+            if guard is not None and not await guard(self._route.target.origin):
+                # The recorder ended and someone else listens on its port: nothing goes there.
+                raise Unavailable("dashdock's plot server is not running; reload the pane.")
+            query = self._drawn.query + (f"&{query}" if query else "")
+            name, secret = self._drawn.header
+            # Uncompressed, so the answer can be checked for the secret (scrub.py).
+            headers = {**headers, name: secret, "Accept-Encoding": "identity"}
+            return URL(self._route.upstream_url + f"?{query}", encoded=True), headers
+        url = self._route.upstream_url + (f"?{query}" if query else "")
         url, headers = await self._client.with_credentials(url, headers)
         return URL(url, encoded=True), headers
 
     def _credential_forms(self) -> tuple[list[bytes], str | None]:
         """How the held credential may be spelled in an answer, and its query name if it is one."""
+        if self._drawn is not None:  # the plot server's secret never reaches a page either
+            return secret_forms(self._drawn.header[1]), None
         credential = self._client.credential_for(self._route.target.origin + "/")
         if credential is None:
             return [], None

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from dashdock.proxy.bokehjs.serve import LocalBokehJS
     from dashdock.proxy.capabilities import Capabilities
+    from dashdock.proxy.drawn import DrawnPlots
     from dashdock.proxy.session_tokens import SessionTokens
     from dashdock.proxy.websocket.relay import WebSocketRelay
     from dashdock.sources.registry import SourceRegistry
@@ -30,7 +31,8 @@ class ProxySettings:
 @dataclass(frozen=True)
 class ProxyServices:
     """The sources, the upstream client and allowlist, limits, BokehJS, the websocket relay,
-    view capabilities and Bokeh session stand-ins: everything a relayed request uses."""
+    view capabilities, Bokeh session stand-ins and the plots dashdock draws: everything a relayed
+    request uses."""
 
     registry: SourceRegistry
     client: UpstreamClient
@@ -40,3 +42,4 @@ class ProxyServices:
     websockets: WebSocketRelay
     capabilities: Capabilities
     tokens: SessionTokens
+    drawn: DrawnPlots | None = None  # plots of recorded sources served by dashdock (proxy/drawn.py)

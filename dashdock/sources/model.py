@@ -32,7 +32,19 @@ class Health:
 
 
 _VISIBLE_FIELDS = frozenset(
-    {"name", "kind", "dashboard", "lost", "warning", "alerts", "credentials", "refused", "unrecorded", "gpus"}
+    {
+        "name",
+        "kind",
+        "dashboard",
+        "lost",
+        "warning",
+        "alerts",
+        "credentials",
+        "refused",
+        "unrecorded",
+        "gpus",
+        "drawn",
+    }
 )
 
 
@@ -60,6 +72,9 @@ class Source:
     # How many of its workers report GPU metrics, as the history's recorder last read them; None
     # while not known (not recorded yet, or not a Dask scheduler).
     gpus: int | None = None
+    # The paths of its plots that dashdock draws from its recording instead of its dashboard (the
+    # history service sets them while it does: history/recorder/plot_server.py).
+    drawn: tuple[str, ...] = ()
     version: int = field(default=0, init=False, compare=False)  # of its last visible change (listing.py)
 
     def __post_init__(self) -> None:
@@ -105,6 +120,8 @@ class Source:
             or None,
             # Workers whose scheduler reports GPU metrics for them; null when not known.
             "gpus": self.gpus,
+            # Its plots (paths) that dashdock draws from its recording, not its dashboard.
+            "drawnPlots": list(self.drawn),
         }
         if self.warning:
             described["warning"] = self.warning

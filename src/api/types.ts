@@ -42,6 +42,8 @@ export interface ISource {
   unrecorded?: string | null;
   /** How many of its workers report GPU metrics (Dask's NVML metrics); null while not known. */
   gpus?: number | null;
+  /** Its plots (paths) that dashdock draws from its recording instead of its dashboard. */
+  drawnPlots?: string[];
 }
 
 /**

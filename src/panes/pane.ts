@@ -15,7 +15,7 @@ import { DashboardFrame } from '../ui/frame';
 import { HiddenSuspender } from '../ui/visibility';
 import { RATES } from './rates';
 import { rewindURL, warnNoRecording } from './rewind';
-import { PaneStatus, statusLabels } from './status';
+import { PaneStatus, statusLabels, statusText } from './status';
 import { PaneControls } from './toolbar';
 
 const PANE_CLASS = 'jp-dashdock-PlotPane';
@@ -328,14 +328,16 @@ export class PlotPane extends MainAreaWidget<DashboardFrame> {
       sourceKnown: !!source,
       rewound: this.rewound
     });
-    this.node.dataset.status = status;
-    this._controls.showStatus(
-      status,
-      this._note
-        ? trans.__('%1 · %2 · %3', this.sourceName, labels[status], this._note)
-        : trans.__('%1 · %2', this.sourceName, labels[status]),
-      source?.health.message
-    );
+    const drawn = !this._rewound && !!source?.drawnPlots?.includes(this.path);
+    Object.assign(this.node.dataset, { status, drawn: String(drawn) });
+    const { text, detail } = statusText(trans, {
+      sourceName: this.sourceName,
+      label: labels[status],
+      note: this._note,
+      drawn,
+      health: source?.health.message
+    });
+    this._controls.showStatus(status, text, detail);
     this.title.className = `jp-dashdock-PaneTab jp-mod-${status}`;
     this._controls.update({
       paused: this._paused,

@@ -48,3 +48,33 @@ export function statusLabels(
     rewound: trans.__('rewound · last %1 min', state.rewound / 60)
   };
 }
+
+/**
+ * The status line of a pane (`text`) and its tooltip (`detail`): the source, the status in words
+ * (`label`), a note (why a rewind did not happen), whether dashdock draws the plot from its
+ * recording (history/recorder/plot_server.py: it looks the same, so the pane says so), and what
+ * the last health check said.
+ */
+export function statusText(
+  trans: TranslationBundle,
+  state: {
+    sourceName: string;
+    label: string;
+    note: string;
+    drawn: boolean;
+    health?: string;
+  }
+): { text: string; detail: string } {
+  const label = state.drawn
+    ? trans.__('%1 (dashdock)', state.label)
+    : state.label;
+  const text = state.note
+    ? trans.__('%1 · %2 · %3', state.sourceName, label, state.note)
+    : trans.__('%1 · %2', state.sourceName, label);
+  const drawn = state.drawn
+    ? trans.__(
+        "Drawn by dashdock from its recording of the scheduler, with Dask's own plot code: the scheduler serves no session for this pane."
+      )
+    : '';
+  return { text, detail: [drawn, state.health].filter(Boolean).join('\n') };
+}

@@ -21,7 +21,8 @@ from _server_process import HOST, TOKEN, Server
 from distributed import Client, wait
 from test_history_store import a_run
 
-from dashdock.history.service import HistoryService, HistorySettings
+from dashdock.history.service import HistoryService
+from dashdock.history.settings import HistorySettings
 from dashdock.history.store import HistoryStore
 from dashdock.sources.registry import SourceRegistry
 

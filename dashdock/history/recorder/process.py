@@ -30,11 +30,15 @@ import sys
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from dashdock.history.model import Run
 from dashdock.history.recorder.alerts import AlertLimits, AlertWatch
 from dashdock.history.recorder.run_recorder import Emit, Limits, RunRecorder, Store, Writer
 from dashdock.history.recorder.scheduler import SchedulerError, parse_address
+
+if TYPE_CHECKING:
+    from dashdock.history.recorder.mirror import SchedulerMirror
 
 
 class _AnsweringWatch(AlertWatch):
@@ -61,8 +65,14 @@ class Recorder:
     """Many runs at once, driven by commands; reports through ``emit``."""
 
     def __init__(
-        self, store: Store, emit: Emit, limits: Limits | None = None, alert_limits: AlertLimits | None = None
+        self,
+        store: Store,
+        emit: Emit,
+        limits: Limits | None = None,
+        alert_limits: AlertLimits | None = None,
+        mirrors: bool = False,
     ) -> None:
+        self.mirrors = mirrors  # each run keeps a SchedulerMirror, for the plots served from here
         self.limits = limits or Limits()
         self.alert_limits = alert_limits or AlertLimits()
         self.writer = Writer(store)
@@ -160,7 +170,12 @@ class Recorder:
         watch = _AnsweringWatch(
             run.source, self.alert_limits, lambda: self.emit({"event": "answering", "run_id": run_id})
         )
-        recorder = RunRecorder(run, self.writer, self.emit, self.limits, watch)
+        mirror = None
+        if self.mirrors:
+            from dashdock.history.recorder.mirror import SchedulerMirror
+
+            mirror = SchedulerMirror()
+        recorder = RunRecorder(run, self.writer, self.emit, self.limits, watch, mirror)
         self.runs[run.id] = (recorder, asyncio.ensure_future(self._lifetime(recorder)))
 
     async def _lifetime(self, recorder: RunRecorder) -> None:
@@ -192,6 +207,11 @@ class Recorder:
         self.runs.pop(run.id, None)
         self.emit({"event": "ended", "run_id": run.id, "reason": reason, "restarted": recorder.restarted})
 
+    def mirror_of(self, run_id: str) -> SchedulerMirror | None:
+        """The mirror of a run being recorded (None: unknown, ended, or plots are not served)."""
+        entry = self.runs.get(run_id)
+        return entry[0].mirror if entry is not None else None
+
     def _stop(self, run_id: object) -> None:
         entry = self.runs.get(str(run_id))
         if entry is None:
@@ -221,7 +241,7 @@ def _emit_stdout(event: dict[str, object]) -> None:
         pass
 
 
-async def _main(path: Path, limits: Limits, alert_limits: AlertLimits) -> None:
+async def _main(path: Path, limits: Limits, alert_limits: AlertLimits, plots: bool) -> None:
     from dashdock.history.store import HistoryStore
 
     loop = asyncio.get_running_loop()
@@ -234,9 +254,20 @@ async def _main(path: Path, limits: Limits, alert_limits: AlertLimits) -> None:
             {"event": "error", "run_id": None, "message": f"The history store cannot be opened: {e}"}
         )
         raise SystemExit(1) from None
+    recorder = Recorder(store, _emit_stdout, limits, alert_limits, mirrors=plots)
+    server = None
+    if plots:
+        from dashdock.history.recorder.plot_server import PlotServer
+
+        server = PlotServer(recorder.mirror_of)
+        server.start()
+        # Over the pipe to the Jupyter server only: the secret opens the plots.
+        _emit_stdout({"event": "plots", "port": server.port, "secret": server.secret})
     try:
-        await Recorder(store, _emit_stdout, limits, alert_limits).serve(reader)
+        await recorder.serve(reader)
     finally:
+        if server is not None:
+            server.stop()
         close = getattr(store, "close", None)
         if callable(close):
             close()
@@ -261,6 +292,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--computation-seconds", type=float, default=AlertLimits.computation_seconds)
     parser.add_argument("--max-alerts", type=int, default=AlertLimits.max_alerts)
     parser.add_argument("--max-memory", type=int, default=0, help="address-space cap in bytes; 0: none")
+    parser.add_argument("--plots", action="store_true", help="serve Dask's key plots (plot_server.py)")
     args = parser.parse_args(argv)
     if args.max_memory > 0:
         cap_memory(args.max_memory)
@@ -272,4 +304,4 @@ def main(argv: Sequence[str] | None = None) -> None:
         call_timeout=args.call_timeout,
     )
     alert_limits = AlertLimits(computation_seconds=args.computation_seconds, max_alerts=args.max_alerts)
-    asyncio.run(_main(args.store, limits, alert_limits))
+    asyncio.run(_main(args.store, limits, alert_limits, args.plots))

@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from dashdock.history.model import (
     Alert,
@@ -38,6 +38,9 @@ from dashdock.history.recorder.scheduler import (
     to_worker_samples,
 )
 from dashdock.history.recorder.task_stream import Restarted, TaskStreamReader
+
+if TYPE_CHECKING:  # imports Dask's distributed, which only a recorder serving plots needs
+    from dashdock.history.recorder.mirror import SchedulerMirror
 
 
 @dataclass(frozen=True)
@@ -137,8 +140,17 @@ BACKLOG_ALERTS = 60.0
 class RunRecorder:
     """Records one scheduler for one run until it is stopped or the scheduler is gone."""
 
-    def __init__(self, run: Run, writer: Writer, emit: Emit, limits: Limits, alerts: AlertWatch) -> None:
+    def __init__(
+        self,
+        run: Run,
+        writer: Writer,
+        emit: Emit,
+        limits: Limits,
+        alerts: AlertWatch,
+        mirror: SchedulerMirror | None = None,
+    ) -> None:
         self.run = run
+        self.mirror = mirror  # what Dask's drawn plots read (plot_server.py), when they are served
         self.writer = writer
         self.emit = emit
         self.limits = limits
@@ -240,6 +252,8 @@ class RunRecorder:
             # Clipped at once (the store clips again): a client chooses its keys, and the alerts
             # name groups, so a 1 MiB key never travels further than this.
             task = clip_task(task)
+            if self.mirror is not None:  # the plots show the newest tasks, recorded before or not
+                self.mirror.add_task(raw.get("key"), task)
             if self._kept_before(task):
                 continue
             tasks.append(task)

@@ -1,0 +1,72 @@
+"""Which of Dask's plots dashdock draws from a recording, and where the server finds them.
+
+The recorder process serves them (recorder/plot_server.py) and reports its port and secret; the
+server side (``DrawnPlots``, used by service.py) knows which runs answer, tells the proxy where a
+source's drawn plot is (proxy/drawn.py) and tells each source which of its plots are drawn. The
+constants are the contract between the two processes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from urllib.parse import urlencode
+
+from dashdock.sources.registry import SourceRegistry
+
+# Dask's paths of the plots drawn from the recorder's mirrors: a pane's URL stays the same.
+DRAWN = ("/individual-task-stream",)
+# The header with the plot server's secret: the Jupyter server adds it to each request.
+SECRET_HEADER = "X-Dashdock-Plots"
+# The query argument that names the run a page draws.
+RUN_ARGUMENT = "run"
+
+
+@dataclass(frozen=True)
+class DrawnPlot:
+    """Where the recorder serves a plot of a recorded source (what proxy/drawn.py asks for)."""
+
+    port: int
+    query: str  # names the run whose plot it is
+    header: tuple[str, str]
+
+
+class DrawnPlots:
+    """The recorder's plot server as the Jupyter server knows it, and the runs it can draw."""
+
+    def __init__(self, registry: SourceRegistry) -> None:
+        self._registry = registry
+        self._server: tuple[int, str] | None = None  # port, secret
+        self._answered: set[str] = set()  # runs whose scheduler has answered the recorder
+
+    def serving(self, port: object, secret: object) -> None:
+        """The recorder's ``plots`` event: its plot server listens on ``port``."""
+        if isinstance(port, int) and not isinstance(port, bool) and isinstance(secret, str):
+            self._server = (port, secret)
+
+    def stopped(self) -> None:
+        """The recorder is gone, and its plot server with it."""
+        self._server = None
+        self._answered.clear()
+
+    def answered(self, run_id: str) -> None:
+        self._answered.add(run_id)
+
+    def ended(self, run_id: str) -> None:
+        self._answered.discard(run_id)
+
+    def drawn(self, run_id: str | None, path: str) -> DrawnPlot | None:
+        """Where ``path`` of the run is drawn; None when the run is not one being drawn (not
+        recorded now, its scheduler not answering) or the plot is not among ``DRAWN``."""
+        server = self._server
+        if server is None or run_id is None or run_id not in self._answered:
+            return None
+        if not any(path == drawn or path.startswith(drawn + "/") for drawn in DRAWN):
+            return None
+        port, secret = server
+        return DrawnPlot(port, urlencode({RUN_ARGUMENT: run_id}), (SECRET_HEADER, secret))
+
+    def show(self, source_id: str, run_id: str | None) -> None:
+        """Tell the source which of its plots are drawn now (the sidebar and its panes say so)."""
+        found = self._registry.find(source_id)
+        if found is not None:
+            found.drawn = tuple(path for path in DRAWN if self.drawn(run_id, path) is not None)

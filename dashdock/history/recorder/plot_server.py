@@ -1,0 +1,122 @@
+"""Dask's key plots served by the recorder process, drawn by Dask's own code from its mirrors.
+
+Each open Dask plot page is a Bokeh session whose callbacks run in the scheduler's event loop, so
+every viewer slows the scheduler down (distributed#6103). A ``PlotServer`` is a Bokeh server in the
+recorder process with the same pages (``DRAWN``: Dask's own page functions, handed a
+``SchedulerMirror`` instead of the scheduler): N viewers cost the scheduler the recorder's one
+reader. A page names its run in the query (``?run=<id>``); the Jupyter server's proxy relays a
+recorded source's drawn plots here instead of to the scheduler (proxy/relay_handler.py).
+
+It listens on loopback only and answers only requests that carry its secret header, which the
+Jupyter server adds; Bokeh keeps that header out of the session token it writes into pages.
+"""
+
+from __future__ import annotations
+
+import hmac
+import secrets
+from collections.abc import Callable
+from typing import Any
+
+from bokeh.application import Application
+from bokeh.application.handlers.function import FunctionHandler
+from bokeh.document import Document
+from bokeh.models.widgets import Div
+from bokeh.server.auth_provider import AuthProvider
+from bokeh.server.server import BaseServer
+from bokeh.server.tornado import BokehTornado
+from tornado import netutil
+from tornado.httpserver import HTTPServer
+from tornado.ioloop import IOLoop
+from tornado.web import RequestHandler
+
+from dashdock.history.drawn import DRAWN, RUN_ARGUMENT, SECRET_HEADER
+from dashdock.history.recorder.mirror import SchedulerMirror
+
+
+class _SecretHeader(AuthProvider):
+    """Lets through requests that carry the secret; others are sent to a page that refuses them."""
+
+    def __init__(self, secret: str) -> None:
+        self._secret = secret.encode()
+        super().__init__()
+
+    @property
+    def get_user(self) -> Any:  # Bokeh types the handler as a request; it is the handler
+        def user(handler: RequestHandler) -> str | None:
+            given = handler.request.headers.get(SECRET_HEADER, "").encode()
+            return "dashdock" if hmac.compare_digest(given, self._secret) else None
+
+        return user
+
+    @property
+    def login_url(self) -> str:
+        return "/refused"
+
+    @property
+    def login_handler(self) -> type[RequestHandler]:
+        return _Refused
+
+
+class _Refused(RequestHandler):
+    def get(self) -> None:
+        self.set_status(403)
+        self.finish("403: these plots are served to dashdock's Jupyter server only")
+
+
+class _RelativeResources(BokehTornado):
+    """Links BokehJS as ``static/js/...`` below the page, as Dask's pages do: the proxy serves it
+    from the Lab's cache (proxy/bokehjs/)."""
+
+    def resources(self, absolute_url: str | bool | None = True) -> Any:
+        return super().resources(absolute_url)
+
+
+class PlotServer:
+    """Bokeh on a loopback port: Dask's page of each ``DRAWN`` path for the run a page names."""
+
+    def __init__(self, mirror_of: Callable[[str], SchedulerMirror | None]) -> None:
+        self.secret = secrets.token_urlsafe(32)
+        self._mirror_of = mirror_of
+        self._server: BaseServer | None = None
+        self.port = 0
+
+    def start(self) -> None:
+        from distributed.dashboard.scheduler import applications
+
+        apps = {path: Application(FunctionHandler(self._page(applications[path]))) for path in DRAWN}
+        tornado_app = _RelativeResources(
+            apps,
+            prefix="/",
+            use_index=False,
+            absolute_url="",
+            # The proxy is the only client, and it checks the browser's Origin itself.
+            extra_websocket_origins=["*"],
+            auth_provider=_SecretHeader(self.secret),
+            exclude_headers=[SECRET_HEADER],
+        )
+        http_server = HTTPServer(tornado_app)
+        sockets = netutil.bind_sockets(0, "127.0.0.1")
+        http_server.add_sockets(sockets)
+        self.port = sockets[0].getsockname()[1]
+        self._server = BaseServer(IOLoop.current(), tornado_app, http_server)
+        self._server.start()
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.stop()
+            self._server = None
+
+    def _page(self, draw: Callable[[Any, dict[str, Any], Document], None]) -> Callable[[Document], None]:
+        def page(doc: Document) -> None:
+            context: Any = doc.session_context
+            arguments = context.request.arguments if context is not None else {}
+            runs = arguments.get(RUN_ARGUMENT) or [b""]
+            run_id = runs[0].decode(errors="replace") if isinstance(runs[0], bytes) else str(runs[0])
+            mirror = self._mirror_of(run_id)
+            if mirror is None:
+                doc.add_root(Div(text="This recording has ended; reload the pane."))
+                return
+            draw(mirror, {"prefix": "/"}, doc)
+
+        return page

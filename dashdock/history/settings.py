@@ -1,0 +1,23 @@
+"""The history traits of the extension, as the history service takes them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+# The recorder's address-space cap when none is configured: a full task stream decodes to ~200 MB.
+DEFAULT_RECORDER_MAX_MEMORY = 1024**3
+
+
+@dataclass(frozen=True)
+class HistorySettings:
+    """The history traits of the extension."""
+
+    enabled: bool
+    store: Path
+    max_bytes: int
+    max_age: float  # seconds
+    max_runs: int  # recorded at once
+    max_alerts: int  # distinct alerts one run keeps
+    recorder_max_memory: int = DEFAULT_RECORDER_MAX_MEMORY  # the recorder's RLIMIT_AS; 0: none
+    draw_plots: bool = False  # Dask's key plots served from the recorder (recorder/plot_server.py)

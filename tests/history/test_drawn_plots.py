@@ -1,0 +1,171 @@
+"""Dask's Task Stream of a recorded source, served by the recorder from its one connection
+(``draw_key_plots``): the same tasks and colours as Dask's own page of the same cluster, through the
+same proxy URL, and the plot server's secret never reaches a page or anyone without it."""
+
+from __future__ import annotations
+
+import asyncio
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from _bokeh import receive, send_pull_doc_request, session_token
+from _support import Jupyter, view_root
+from distributed import Client, LocalCluster
+from test_history_api import eventually, run_of
+from tornado.websocket import websocket_connect
+
+pytestmark = pytest.mark.slow  # a recorder process with a Bokeh server, a cluster per test
+
+KEYS = [f"drawn-{i}" for i in range(200)]
+
+
+@pytest.fixture
+def dashdock_config() -> dict[str, object]:
+    return {"draw_key_plots": True}
+
+
+@pytest.fixture
+def cluster() -> Iterator[LocalCluster]:
+    with LocalCluster(
+        n_workers=2,
+        threads_per_worker=1,
+        processes=False,
+        protocol="tcp",
+        host="127.0.0.1",
+        dashboard_address="127.0.0.1:0",
+    ) as local:
+        yield local
+
+
+def _dashboard(cluster: LocalCluster) -> str:
+    return f"http://127.0.0.1:{cluster.scheduler.http_server.port}"
+
+
+def _rectangles(doc: Any) -> dict[str, str]:
+    """Task key -> colour of every bar in a Task Stream document (its ColumnDataSource's data)."""
+    found: dict[str, str] = {}
+
+    def columns(data: Any) -> dict[str, Any]:
+        if isinstance(data, dict) and data.get("type") == "map":
+            return {k: v for k, v in data.get("entries", [])}
+        return data if isinstance(data, dict) else {}
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            data = columns(node.get("data"))
+            if isinstance(data.get("key"), list) and isinstance(data.get("color"), list):
+                found.update(zip(map(str, data["key"]), map(str, data["color"]), strict=False))
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(doc)
+    return found
+
+
+def _bokeh_sessions(cluster: LocalCluster) -> int:
+    """The Bokeh sessions of the scheduler's own dashboard (its open plot pages)."""
+    from bokeh.server.tornado import BokehTornado
+
+    count = 0
+    for app in cluster.scheduler.http_application.applications:
+        if isinstance(app, BokehTornado):
+            count += sum(len(list(context.sessions)) for context in app._applications.values())
+    return count
+
+
+async def _pulled(page_url: str, ws_url: str, fetch: Any, connect: Any) -> dict[str, str]:
+    page = await fetch(page_url)
+    token = session_token(page)
+    connection = await connect(ws_url, token)
+    try:
+        assert (await receive(connection)).msgtype == "ACK"
+        await send_pull_doc_request(connection)
+        reply = await receive(connection)
+        assert reply.msgtype == "PULL-DOC-REPLY"
+        return _rectangles(reply.content["doc"])
+    finally:
+        connection.close()
+
+
+async def _dashdock_stream(jupyter: Jupyter, source_id: str) -> tuple[str, dict[str, str]]:
+    response = await jupyter.proxied(f"dashdock/proxy/{source_id}/individual-task-stream")
+    assert response.code == 200, response.body[:300]
+    body = response.body.decode()
+
+    async def page(_: str) -> str:
+        return body
+
+    async def connect(url: str, token: str) -> Any:
+        return await jupyter.websocket(
+            url, headers={"Origin": "null"}, subprotocols=["bokeh", token], auth=False, absolute=True
+        )
+
+    rects = await _pulled("", view_root(response) + "/individual-task-stream/ws", page, connect)
+    return body, rects
+
+
+async def _dask_stream(cluster: LocalCluster) -> dict[str, str]:
+    root = _dashboard(cluster)
+
+    async def page(url: str) -> str:
+        return await asyncio.to_thread(lambda: urllib.request.urlopen(url, timeout=30).read().decode())
+
+    async def connect(url: str, token: str) -> Any:
+        return await websocket_connect(url, subprotocols=["bokeh", token])
+
+    ws = root.replace("http://", "ws://") + "/individual-task-stream/ws"
+    return await _pulled(root + "/individual-task-stream", ws, page, connect)
+
+
+async def test_the_task_stream_is_drawn_by_dashdock_with_dasks_tasks_and_colours(
+    jupyter: Jupyter, cluster: LocalCluster, jp_serverapp: Any
+) -> None:
+    source = await jupyter.add_source(_dashboard(cluster))
+    source_id = source["id"]
+
+    async def recording() -> bool:
+        return await run_of(jupyter, source_id) is not None
+
+    assert await eventually(recording, 120)
+    async with Client(cluster.scheduler_address, asynchronous=True) as client:
+        await client.gather(client.map(lambda x: x + 1, range(len(KEYS)), key=KEYS))
+
+    drawn: dict[str, str] = {}
+
+    async def all_drawn() -> bool:
+        nonlocal drawn
+        _, drawn = await _dashdock_stream(jupyter, source_id)
+        return all(key in drawn for key in KEYS)
+
+    assert await eventually(all_drawn, 60), sorted(drawn)[:20]
+    # Every page came from the recorder's plot server: the scheduler has no Bokeh session yet.
+    assert _bokeh_sessions(cluster) == 0
+    dasks = await _dask_stream(cluster)
+    assert _bokeh_sessions(cluster) == 1
+    ours = {key: colour for key, colour in drawn.items() if key in KEYS}
+    theirs = {key: colour for key, colour in dasks.items() if key in KEYS}
+    assert ours == theirs  # the same 200 tasks, each in the same colour
+
+    (app,) = jp_serverapp.extension_manager.extension_apps["dashdock"]
+    where = app.history_service.drawn(source_id, "/individual-task-stream")
+    assert where is not None
+    port, (_, secret) = where.port, where.header
+    body, _ = await _dashdock_stream(jupyter, source_id)
+    assert secret not in body
+
+    # Without the secret, the plot server serves nothing.
+    def direct() -> int:
+        url = f"http://127.0.0.1:{port}/individual-task-stream?run=x"
+        try:
+            with urllib.request.urlopen(url, timeout=10) as answer:
+                return int(answer.status)
+        except urllib.error.HTTPError as error:
+            return int(error.code)
+
+    assert await asyncio.to_thread(direct) == 403
