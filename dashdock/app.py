@@ -306,11 +306,11 @@ class DashdockApp(ExtensionApp):
     )
 
     draw_key_plots = Bool(
-        False,
+        True,
         config=True,
         help="Serve the Task Stream of recorded sources from the history recorder, drawn by Dask's "
         "own code from the recorder's one connection, instead of opening a Bokeh session on the "
-        "scheduler for each pane. Off by default while more of Dask's key plots are drawn this way.",
+        "scheduler for each pane. False: every pane is a session of the dashboard's own.",
     )
 
     alerts_max_per_run = Int(

@@ -1,5 +1,6 @@
-"""A recorded source's Task Stream is drawn by dashdock from its recording (``draw_key_plots``):
-the pane opens as any other, draws Dask's plot, keeps up with the work, and says what it is."""
+"""A recorded source's Task Stream is drawn by dashdock from its recording (``draw_key_plots``, on
+by default, asked for here all the same): the pane opens as any other, draws Dask's plot, keeps up
+with the work, and says what it is."""
 
 from __future__ import annotations
 

@@ -169,3 +169,25 @@ async def test_the_task_stream_is_drawn_by_dashdock_with_dasks_tasks_and_colours
             return int(error.code)
 
     assert await asyncio.to_thread(direct) == 403
+
+
+def test_what_a_hostile_scheduler_sends_reaches_the_drawn_plot_checked_and_clipped() -> None:
+    from dashdock.history.model import Span, TaskRecord
+    from dashdock.history.recorder.mirror import MAX_TASK_RECORDS, SchedulerMirror
+
+    def task(key: str, *actions: str) -> TaskRecord:
+        spans = tuple(Span(action, 1.0, 2.0) for action in actions)
+        return TaskRecord(key, "x", "tcp://w:1", 1, 1.0, 2.0, "OK", spans)
+
+    mirror = SchedulerMirror()
+    mirror.add_task(("x-" + "a" * 2**20, 0), task("clipped text"))
+    mirror.add_task(("x", {"not": "a key part"}), task("its text instead"))
+    mirror.add_task("a str key", task("a str key", "compute", "<img src=x onerror=alert(1)>"))
+    buffer = mirror.plugins["task-stream"].buffer
+    long_key, odd_key, str_key = list(buffer)
+    assert long_key["key"][0] == "x-" + "a" * 254 and long_key["key"][1] == 0  # clipped to 256
+    assert odd_key["key"] == "its text instead"
+    assert [s["action"] for s in str_key["startstops"]] == ["compute"]  # only actions Dask colours
+    for i in range(MAX_TASK_RECORDS + 10):
+        mirror.add_task(f"k-{i}", task(f"k-{i}", "compute"))
+    assert len(buffer) == MAX_TASK_RECORDS and mirror.plugins["task-stream"].index == MAX_TASK_RECORDS + 13

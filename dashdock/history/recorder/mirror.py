@@ -4,7 +4,7 @@ Dask draws each live plot with a component class (``distributed.dashboard.compon
 the ``Scheduler`` object it runs in. A ``SchedulerMirror`` offers those components the same
 attributes, kept up to date by the recorder's one connection, so dashdock can serve Dask's plots
 drawn by Dask's own code (plot_server.py) while the scheduler pays for one reader, whatever the
-number of viewers. Only what the drawn plots read is mirrored (``DRAWN`` in plot_server.py).
+number of viewers. Only what the drawn plots read is mirrored (``DRAWN`` in history/drawn.py).
 """
 
 from __future__ import annotations
@@ -14,10 +14,12 @@ from typing import Any
 from distributed.diagnostics.task_stream import TaskStreamPlugin
 from distributed.diagnostics.task_stream import colors as ACTION_COLOURS
 
-from dashdock.history.model import TaskRecord
+from dashdock.history.model import MAX_KEY, TaskRecord
 
 # The task-stream records a mirror keeps: Dask's Task Stream draws the last 1,000.
 MAX_TASK_RECORDS = 10_000
+# A tuple key kept as a tuple has at most this many parts (Dask's have a name and an index each).
+MAX_KEY_PARTS = 8
 
 
 class SchedulerMirror:
@@ -34,12 +36,13 @@ class SchedulerMirror:
         self.plugins[plugin.name] = plugin
 
     def add_task(self, key: object, task: TaskRecord) -> None:
-        """A finished task as the recorder checked it (``to_task_record``), under ``key`` as the
-        scheduler sent it when that is a str or tuple (Dask's plots split and show it), else its text."""
+        """A finished task as the recorder checked and clipped it (``to_task_record``); ``key`` is
+        the key as the scheduler sent it, kept when it is a tuple key of Dask's usual shape (its
+        name names the group, as Dask's plots split it), else the task's clipped text."""
         plugin = self.plugins[TaskStreamPlugin.name]
         plugin.buffer.append(
             {
-                "key": key if isinstance(key, (str, tuple)) else task.key,
+                "key": _tuple_key(key) or task.key,
                 "worker": task.worker,
                 "thread": task.thread,
                 "status": "error" if task.status == "error" else "OK",
@@ -52,3 +55,18 @@ class SchedulerMirror:
             }
         )
         plugin.index += 1
+
+
+def _tuple_key(key: object) -> tuple[object, ...] | None:
+    """A tuple key (``("name-token", 0, 1)``) of a few short parts, clipped; None otherwise."""
+    if not isinstance(key, tuple) or not 0 < len(key) <= MAX_KEY_PARTS:
+        return None
+    parts: list[object] = []
+    for part in key:
+        if isinstance(part, str):
+            parts.append(part[:MAX_KEY])
+        elif isinstance(part, (int, float)) and not isinstance(part, bool):
+            parts.append(part)
+        else:
+            return None
+    return tuple(parts)

@@ -5,8 +5,9 @@ writes what it read to the store, in a single writer thread (the store is synchr
 speaks to it over pipes, one JSON object per line: on stdin ``{"op": "record", "run": {...}}``,
 ``{"op": "stop", "run_id"}``, ``{"op": "settings", "computation_seconds"}`` and ``{"op": "quit"}``;
 on stdout ``recording``, ``answering`` (a run's scheduler answers, first or again after failing),
-``gap``, ``ended`` and ``error`` events. End of stdin means the server is gone: every run ends and
-the process exits.
+``gap``, ``ended`` and ``error`` events, and with ``--plots`` one ``plots`` event (the port and
+secret of the plot server, plot_server.py, started with the first run). End of stdin means the
+server is gone: every run ends and the process exits.
 
 The process runs under an address-space cap (``--max-memory``, RLIMIT_AS): whatever a hostile
 scheduler makes it allocate, it can take down at most this process, never the server; a read
@@ -39,6 +40,7 @@ from dashdock.history.recorder.scheduler import SchedulerError, parse_address
 
 if TYPE_CHECKING:
     from dashdock.history.recorder.mirror import SchedulerMirror
+    from dashdock.history.recorder.plot_server import PlotServer
 
 
 class _AnsweringWatch(AlertWatch):
@@ -73,6 +75,7 @@ class Recorder:
         mirrors: bool = False,
     ) -> None:
         self.mirrors = mirrors  # each run keeps a SchedulerMirror, for the plots served from here
+        self.plot_server: PlotServer | None = None  # started with the first run (_start_plots)
         self.limits = limits or Limits()
         self.alert_limits = alert_limits or AlertLimits()
         self.writer = Writer(store)
@@ -171,7 +174,7 @@ class Recorder:
             run.source, self.alert_limits, lambda: self.emit({"event": "answering", "run_id": run_id})
         )
         mirror = None
-        if self.mirrors:
+        if self.mirrors and self._start_plots():
             from dashdock.history.recorder.mirror import SchedulerMirror
 
             mirror = SchedulerMirror()
@@ -206,6 +209,30 @@ class Recorder:
             await self.writer.run(self.writer.store.end_run, run.id, time.time())
         self.runs.pop(run.id, None)
         self.emit({"event": "ended", "run_id": run.id, "reason": reason, "restarted": recorder.restarted})
+
+    def _start_plots(self) -> bool:
+        """Start the plot server with the first run (no recorded scheduler, no Bokeh server and
+        none of its imports); whether it serves."""
+        if self.plot_server is not None:
+            return True
+        try:
+            from dashdock.history.recorder.plot_server import PlotServer
+
+            server = PlotServer(self.mirror_of)
+            server.start()
+        except Exception as e:  # the runs are recorded all the same; their plots stay Dask's
+            self.mirrors = False
+            self._error(None, f"Dask's plots cannot be served from the recording: {type(e).__name__}: {e}")
+            return False
+        self.plot_server = server
+        # Over the pipe to the Jupyter server only: the secret opens the plots.
+        self.emit({"event": "plots", "port": server.port, "secret": server.secret})
+        return True
+
+    def stop_plots(self) -> None:
+        if self.plot_server is not None:
+            self.plot_server.stop()
+            self.plot_server = None
 
     def mirror_of(self, run_id: str) -> SchedulerMirror | None:
         """The mirror of a run being recorded (None: unknown, ended, or plots are not served)."""
@@ -255,19 +282,10 @@ async def _main(path: Path, limits: Limits, alert_limits: AlertLimits, plots: bo
         )
         raise SystemExit(1) from None
     recorder = Recorder(store, _emit_stdout, limits, alert_limits, mirrors=plots)
-    server = None
-    if plots:
-        from dashdock.history.recorder.plot_server import PlotServer
-
-        server = PlotServer(recorder.mirror_of)
-        server.start()
-        # Over the pipe to the Jupyter server only: the secret opens the plots.
-        _emit_stdout({"event": "plots", "port": server.port, "secret": server.secret})
     try:
         await recorder.serve(reader)
     finally:
-        if server is not None:
-            server.stop()
+        recorder.stop_plots()
         close = getattr(store, "close", None)
         if callable(close):
             close()
