@@ -185,6 +185,7 @@ class HistoryService:
                 self._stopping.add(run_id)
                 self._send({"op": "stop", "run_id": run_id})
                 self._addresses.pop(source_id, None)
+                self._show_drawn(source_id)
         for source_id, scheduler in wanted.items():
             if source_id in self._recording or not self._may_begin(source_id):
                 continue

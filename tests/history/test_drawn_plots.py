@@ -170,6 +170,30 @@ async def test_the_task_stream_is_drawn_by_dashdock_with_dasks_tasks_and_colours
 
     assert await asyncio.to_thread(direct) == 403
 
+    # When its run ends (recording switched off here; a restarted scheduler alike), an open page's
+    # websocket is closed: the proxy counts the source's dashboard as lost, so its panes load again.
+    response = await jupyter.proxied(f"dashdock/proxy/{source_id}/individual-task-stream")
+    connection = await jupyter.websocket(
+        view_root(response) + "/individual-task-stream/ws",
+        headers={"Origin": "null"},
+        subprotocols=["bokeh", session_token(response.body.decode())],
+        auth=False,
+        absolute=True,
+    )
+    assert (await receive(connection)).msgtype == "ACK"
+    lost_before = (await jupyter.api("GET", f"sources/{source_id}"))[1]["lost"]
+    code, _ = await jupyter.api("PUT", f"history/{source_id}/recording", {"enabled": False})
+    assert code == 200
+
+    async def closed() -> bool:
+        while (message := await connection.read_message()) is not None:
+            del message  # Bokeh's updates until the close
+        return True
+
+    assert await asyncio.wait_for(closed(), 30)
+    code, listed = await jupyter.api("GET", f"sources/{source_id}")
+    assert listed["lost"] == lost_before + 1 and listed["drawnPlots"] == []
+
 
 def test_what_a_hostile_scheduler_sends_reaches_the_drawn_plot_checked_and_clipped() -> None:
     from dashdock.history.model import Span, TaskRecord

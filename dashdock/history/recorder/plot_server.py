@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hmac
 import secrets
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -80,6 +81,7 @@ class PlotServer:
         self._mirror_of = mirror_of
         self._server: BaseServer | None = None
         self.port = 0
+        self._pages: dict[str, weakref.WeakSet[Document]] = {}  # run id -> its open pages
 
     def start(self) -> None:
         from distributed.dashboard.scheduler import applications
@@ -107,6 +109,15 @@ class PlotServer:
             self._server.stop()
             self._server = None
 
+    def end(self, run_id: str) -> None:
+        """The run ended: close its pages' websockets, so the proxy reports them lost and their
+        panes load again (the plot of the next run, or the dashboard's own)."""
+        for doc in list(self._pages.pop(run_id, ())):
+            context: Any = doc.session_context  # Bokeh's server context: the session it serves
+            session = getattr(context, "_session", None)
+            for connection in list(getattr(session, "_subscribed_connections", ())):
+                connection._socket.close()
+
     def _page(self, draw: Callable[[Any, dict[str, Any], Document], None]) -> Callable[[Document], None]:
         def page(doc: Document) -> None:
             context: Any = doc.session_context
@@ -118,5 +129,6 @@ class PlotServer:
                 doc.add_root(Div(text="This recording has ended; reload the pane."))
                 return
             draw(mirror, {"prefix": "/"}, doc)
+            self._pages.setdefault(run_id, weakref.WeakSet()).add(doc)
 
         return page

@@ -208,6 +208,8 @@ class Recorder:
         with contextlib.suppress(Exception):
             await self.writer.run(self.writer.store.end_run, run.id, time.time())
         self.runs.pop(run.id, None)
+        if self.plot_server is not None:
+            self.plot_server.end(run.id)
         self.emit({"event": "ended", "run_id": run.id, "reason": reason, "restarted": recorder.restarted})
 
     def _start_plots(self) -> bool:
