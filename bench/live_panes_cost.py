@@ -19,7 +19,9 @@ Ways of watching, N plots each:
   direct    each plot a page of its own in one browser context, straight from the scheduler's dashboard;
   dashdock  each plot a page of its own through ``{base}dashdock/proxy/<source id>/<plot path>`` (the
             cluster registered with ``POST dashdock/api/sources``), which redirects to a sandboxed view
-            page drawing the same Bokeh plot through the Jupyter server.
+            page drawing the same Bokeh plot through the Jupyter server; the Task Stream is drawn
+            by dashdock's recorder from its one connection (``draw_key_plots``), no session on the
+            scheduler, once the recorder reads it (the bench waits for that).
 
 For each round and each (way, N) in a fixed interleaved order: open the pages, wait until every one
 has drawn (``Bokeh.documents[0]`` has a root: a state, not a delay), run
@@ -35,7 +37,7 @@ Jupyter server CPU seconds over the workload, the Bokeh sessions open in the sch
 and the 1-minute load average after it. Figures only, nothing asserted. Chromium shares the machine's
 cores with the scheduler: the browser drawing N plots is part of what N open plots cost.
 
-    .venv/bin/python bench/live_panes_cost.py [tasks] [rounds]    (defaults 30000 and 2; 2-5 minutes)
+    .venv/bin/python bench/live_panes_cost.py [tasks] [rounds]   (30000 and 2; ~10 min on 2 cores)
 """
 
 from __future__ import annotations
@@ -232,6 +234,15 @@ def add_source(server: JupyterServer, dashboard_link: str) -> str:
     )
     with urllib.request.urlopen(request, timeout=60) as response:
         source: dict[str, Any] = json.loads(response.read())
+    # dashdock draws the Task Stream from its recording (draw_key_plots) once its recorder reads
+    # the scheduler: wait for that state (60 s at most), so every round measures the same thing.
+    deadline = time.monotonic() + 60
+    while not source.get("drawnPlots") and time.monotonic() < deadline:
+        time.sleep(0.5)
+        asked = urllib.request.Request(f"{server.url}/dashdock/api/sources/{source['id']}", headers=AUTH)
+        with urllib.request.urlopen(asked, timeout=60) as response:
+            source = json.loads(response.read())
+    print(f"  drawn by dashdock from its recording: {source.get('drawnPlots') or 'none'}")
     return str(source["id"])
 
 
