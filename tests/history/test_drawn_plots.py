@@ -170,6 +170,25 @@ async def test_the_task_stream_is_drawn_by_dashdock_with_dasks_tasks_and_colours
 
     assert await asyncio.to_thread(direct) == 403
 
+    # Nor a websocket, even with the real session token of a page it served (the proxy's pages
+    # hold stand-ins): asked for with the secret here, then used without it.
+    def served_page() -> str:
+        asked = urllib.request.Request(
+            f"http://127.0.0.1:{port}/individual-task-stream?{where.query}", headers=dict([where.header])
+        )
+        with urllib.request.urlopen(asked, timeout=30) as answer:
+            return str(answer.read().decode())
+
+    page_token = session_token(await asyncio.to_thread(served_page))
+    try:
+        stranger = await websocket_connect(
+            f"ws://127.0.0.1:{port}/individual-task-stream/ws", subprotocols=["bokeh", page_token]
+        )
+    except Exception:  # refused at the handshake
+        pass
+    else:
+        assert await asyncio.wait_for(stranger.read_message(), 30) is None  # closed, no ACK
+
     # When its run ends (recording switched off here; a restarted scheduler alike), an open page's
     # websocket is closed: the proxy counts the source's dashboard as lost, so its panes load again.
     response = await jupyter.proxied(f"dashdock/proxy/{source_id}/individual-task-stream")
