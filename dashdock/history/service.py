@@ -184,6 +184,8 @@ class HistoryService:
                 run_id = self._recording.pop(source_id)
                 self._stopping.add(run_id)
                 self._send({"op": "stop", "run_id": run_id})
+                # Ended on purpose: what the recorder said while the scheduler went away is stale.
+                self._problems.pop(source_id, None)
                 self._addresses.pop(source_id, None)
                 self._show_drawn(source_id)
         for source_id, scheduler in wanted.items():

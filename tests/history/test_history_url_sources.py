@@ -139,6 +139,40 @@ async def test_a_url_source_is_recorded_and_alerts_like_a_managed_cluster(
     assert [r.tasks >= 1000 for r in on_disk.runs() if r.source == source_id][:1] == [True]
 
 
+async def test_a_source_removed_while_its_scheduler_did_not_answer_leaves_no_stale_problem(
+    jupyter: Jupyter, url_cluster: UrlCluster
+) -> None:
+    code, source = await jupyter.api("POST", "sources", {"url": url_cluster.dashboard})
+    assert code == 201, source
+
+    async def recording() -> bool:
+        return await run_of(jupyter, source["id"]) is not None
+
+    assert await eventually(recording, 120)
+    assert url_cluster.process is not None
+    url_cluster.process.send_signal(signal.SIGSTOP)  # the scheduler stops answering, still there
+    try:
+
+        async def retrying() -> bool:
+            run = await run_of(jupyter, source["id"])
+            return run is not None and "Retrying" in run.get("problem", "")
+
+        assert await eventually(retrying, 60), await run_of(jupyter, source["id"])
+        code, _ = await jupyter.api("DELETE", f"sources/{source['id']}")
+        assert code == 204
+
+        async def ended() -> bool:
+            run = await run_of(jupyter, source["id"])
+            return run is not None and not run["live"]
+
+        assert await eventually(ended, 60)
+        # Stopped on purpose: the run is kept, with nothing said about retrying a source that is gone.
+        run = await run_of(jupyter, source["id"])
+        assert run is not None and "problem" not in run, run
+    finally:
+        url_cluster.process.send_signal(signal.SIGCONT)
+
+
 class TestASchedulerOutsideTheAllowlist:
     @pytest.fixture
     def dashdock_config(self) -> dict[str, object]:
