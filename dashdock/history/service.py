@@ -18,8 +18,6 @@ import contextlib
 import gc
 import json
 import logging
-import os
-import sys
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any, TypeVar
@@ -29,17 +27,12 @@ from dashdock.history.model import Alert, Run
 from dashdock.history.service_store import ServedStore
 from dashdock.history.settings import HistorySettings
 from dashdock.history.store import HistoryStore
+from dashdock.history.supervision import RecorderProcess
 from dashdock.ids import new_source_id
 from dashdock.sources.registry import SourceRegistry
 
 SYNC_INTERVAL = 2.0
 RETENTION_INTERVAL = 600.0
-# A recorder that keeps dying is not started again for ever: the user gets the reason instead.
-MAX_RESTARTS = 5
-# Seconds before restart n (1, 2, 4, ... up to the last); a recorder that lived this long since its
-# last start has its count of restarts forgotten.
-RESTART_BACKOFF = (1.0, 2.0, 4.0, 8.0, 16.0)
-RESTARTS_FORGOTTEN_AFTER = 600.0
 # A run the recorder ended (its scheduler stopped answering, its address cannot be read) is not
 # begun again for this long, nor while the source's health check says it is down: else a source
 # whose scheduler is gone would leave an empty run every few seconds.
@@ -64,7 +57,7 @@ class HistoryService:
         self._schedulers = schedulers  # source id -> scheduler address, of every recordable source
         self._log = log
         self._reads = ServedStore(settings.enabled, settings.store, log)
-        self._recorder: asyncio.subprocess.Process | None = None
+        self._recorder = RecorderProcess(settings, log)
         self._reader: asyncio.Task[None] | None = None
         self._loop_task: asyncio.Task[None] | None = None
         self._warm: asyncio.Future[None] | None = None
@@ -72,20 +65,16 @@ class HistoryService:
         self._addresses: dict[str, str] = {}  # source id -> the scheduler its run records
         self._paused: set[str] = set()  # sources the user stopped recording
         self._ended: dict[str, float] = {}  # source id -> when the recorder last ended its run
-        self._restarts = 0
-        self._started_at = 0.0  # monotonic time the current recorder was started
-        self._restart_at: float | None = None  # when a recorder that died may be started again
         self._problems: dict[str, str] = {}  # source id -> what went wrong recording it, for the user
         self._failing: set[str] = set()  # sources whose scheduler has not answered since its last error
         self._stopping: set[str] = set()  # run ids the service asked to stop
         self._computation_seconds = 60.0  # the user's setting: a longer computation is an alert
-        self._recorder_problem: str | None = None  # a recorder that kept dying, for the user
         self._plots = DrawnPlots(registry)  # the recorder's plot server (draw_plots)
 
     @property
     def problem(self) -> str | None:
         """Why nothing is recorded, for the user; None when all is well."""
-        return self._reads.problem or self._recorder_problem
+        return self._reads.problem or self._recorder.problem
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -111,14 +100,7 @@ class HistoryService:
             self._loop_task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._loop_task
-        recorder = self._recorder
-        if recorder is not None and recorder.returncode is None:
-            with contextlib.suppress(OSError):
-                self._send({"op": "quit"})
-            try:
-                await asyncio.wait_for(recorder.wait(), STOP_TIMEOUT)
-            except TimeoutError:
-                recorder.kill()
+        await self._recorder.quit(STOP_TIMEOUT)
         if self._reads.store is not None:
             await asyncio.to_thread(self._reads.end_orphaned_runs, set(self._recording.values()))
 
@@ -226,50 +208,29 @@ class HistoryService:
     # -- the recorder process ----------------------------------------------------------------
 
     async def _ensure_recorder(self) -> bool:
-        if self._recorder is not None and self._recorder.returncode is None:
+        if self._recorder.running:
             return True
-        if self._restarts > MAX_RESTARTS:
+        if self._recorder.given_up:
             return False
-        if self._recorder is not None and self._restart_at is None:
-            await self._recorder_died(self._recorder)
-            if self._restarts > MAX_RESTARTS:
-                return False
-        if self._restart_at is not None:
-            if time.monotonic() < self._restart_at:
-                return False  # backing off
-            self._restart_at = None
-        self._recorder = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "dashdock.history.recorder",
-            str(self.settings.store),
-            f"--computation-seconds={self._computation_seconds}",
-            f"--max-alerts={self.settings.max_alerts}",
-            f"--max-memory={self.settings.recorder_max_memory}",
-            *(["--plots"] if self.settings.draw_plots else []),
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            # Fewer malloc arenas: each reserves 64 MiB of address space, which the cap counts.
-            env={**os.environ, "MALLOC_ARENA_MAX": "2"},
-        )
-        self._started_at = time.monotonic()
-        self._reader = asyncio.ensure_future(self._read_events(self._recorder))
+        if self._recorder.died_unnoticed:
+            await self._recorder_died()
+        if not self._recorder.may_start():
+            return False  # given up, or backing off
+        process = await self._recorder.start(self._computation_seconds)
+        self._reader = asyncio.ensure_future(self._read_events(process))
         return True
 
-    async def _recorder_died(self, recorder: asyncio.subprocess.Process) -> None:
+    async def _recorder_died(self) -> None:
         """The recorder is gone: say so for the sources it recorded, and plan its restart."""
         if self._reader is not None:  # the events it wrote before dying say which source failed
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(asyncio.shield(self._reader), 2.0)
-        code = recorder.returncode
-        cap = self.settings.recorder_max_memory
-        why = f"exit code {code}" + (f"; its memory cap is {cap // 2**20} MiB" if cap else "")
+        why = self._recorder.died()
         for source_id in self._recording:
             self._problems[source_id] = f"The history recorder stopped while recording this source ({why})."
             # The source that was failing when it died is the likely cause: it waits, the others resume.
             if source_id in self._failing:
                 self._ended[source_id] = time.monotonic()
-        self._log.warning("dashdock: the history recorder stopped (%s); it is started again", why)
         recorded = list(self._recording)
         self._recording.clear()  # its runs ended with it
         self._plots.stopped()
@@ -279,21 +240,9 @@ class HistoryService:
         self._failing.clear()
         self._stopping.clear()
         await asyncio.to_thread(self._reads.end_orphaned_runs, set())
-        if time.monotonic() - self._started_at >= RESTARTS_FORGOTTEN_AFTER:
-            self._restarts = 0
-        self._restarts += 1
-        if self._restarts > MAX_RESTARTS:
-            if self._recorder_problem is None:
-                self._recorder_problem = "The history recorder stopped working; see the server log."
-                self._log.error("dashdock: the history recorder exited %d times; not restarted", MAX_RESTARTS)
-            return
-        self._restart_at = time.monotonic() + RESTART_BACKOFF[min(self._restarts, len(RESTART_BACKOFF)) - 1]
 
     def _send(self, command: dict[str, Any]) -> None:
-        recorder = self._recorder
-        if recorder is None or recorder.stdin is None or recorder.returncode is not None:
-            return
-        recorder.stdin.write(json.dumps(command).encode() + b"\n")
+        self._recorder.send(command)
 
     async def _read_events(self, recorder: asyncio.subprocess.Process) -> None:
         assert recorder.stdout is not None

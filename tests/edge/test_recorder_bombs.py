@@ -223,7 +223,7 @@ async def attack(
     service = record(jp_serverapp, fakes, cluster)
     sources = [FAKE_IDS[mode] for mode in fakes.ports]
     await eventually(lambda: _has_real_run(jupyter), 30)
-    pid = service._recorder.pid
+    pid = service._recorder.process.pid
 
     async def all_said() -> dict[str, str] | None:
         said = {source: await problem(jupyter, source) for source in sources}
@@ -248,7 +248,7 @@ async def test_handshake_bombs_of_empty_maps_and_deep_nesting_are_refused_unexpa
     print("recorder VmHWM (handshake bombs):", high // MiB, "MiB", problems)
     assert 0 < high < SMALL
     await check_real_recorded(jupyter, dask_cluster, 50)
-    assert 0 < peak(record(jp_serverapp, fakes, dask_cluster)._recorder.pid) < SMALL
+    assert 0 < peak(record(jp_serverapp, fakes, dask_cluster)._recorder.process.pid) < SMALL
 
 
 @pytest.mark.parametrize("fakes", [["reply-maps1", "reply-maps16", "reply-str200"]], indirect=True)
