@@ -18,6 +18,8 @@ import dask
 import dask.array as da
 from distributed import Client, LocalCluster
 
+from dashdock.kernel.plot_state import offer as offer_plot_state
+
 
 def _slow_increment(x: int) -> int:
     time.sleep(random.uniform(0.02, 0.2))
@@ -56,6 +58,8 @@ def main() -> None:
         worker_dashboard_address="127.0.0.1:0",
     )
     client = Client(cluster)
+    # Its Progress and worker plots are drawn by dashdock for every viewer, from one connection.
+    client.run_on_scheduler(lambda dask_scheduler: offer_plot_state(dask_scheduler))
     print(f"SCHEDULER {cluster.scheduler_address}", flush=True)
     # The dashboard's own address, not ``dashboard_link``: a shell started by a Jupyter server
     # with dashdock (a Lab terminal) has Dask's link template pointing at that server's proxy.

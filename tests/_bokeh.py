@@ -25,6 +25,7 @@ class BokehMessage:
     metadata: dict[str, Any]
     content: dict[str, Any]
     buffers: list[bytes]
+    buffers_by_id: dict[str, bytes]
 
     @property
     def msgtype(self) -> str:
@@ -40,15 +41,68 @@ async def receive(connection: WebSocketClientConnection) -> BokehMessage:
         frames.append(frame)
     header, metadata, content = (json.loads(frame) for frame in frames)
     buffers = []
+    by_id: dict[str, bytes] = {}
     for _ in range(header.get("num_buffers", 0)):
-        await connection.read_message()  # buffer header
+        buffer_header = await connection.read_message()
         payload = await connection.read_message()
         assert isinstance(payload, bytes)
         buffers.append(payload)
-    return BokehMessage(header, metadata, content, buffers)
+        if isinstance(buffer_header, str):
+            by_id[str(json.loads(buffer_header).get("id"))] = payload
+    return BokehMessage(header, metadata, content, buffers, by_id)
 
 
 async def send_pull_doc_request(connection: WebSocketClientConnection) -> None:
     await connection.write_message(json.dumps({"msgid": "1", "msgtype": "PULL-DOC-REQ"}))
     await connection.write_message("{}")
     await connection.write_message("{}")
+
+
+def plot_contents(message: BokehMessage) -> list[tuple[str, Any]]:
+    """What a plot document shows, in document order: each data source's columns (arrays as lists)
+    and each title's text. Ids, which differ between two servers of the same plot, are left out."""
+    found: list[tuple[str, Any]] = []
+
+    def value(node: Any) -> Any:
+        if isinstance(node, dict) and node.get("type") == "map":
+            return {str(k): value(v) for k, v in node.get("entries", [])}
+        if isinstance(node, dict) and node.get("type") == "ndarray":
+            return _array(node, message.buffers_by_id)
+        if isinstance(node, dict):
+            return {k: value(v) for k, v in node.items() if k != "id"}
+        if isinstance(node, list):
+            return [value(v) for v in node]
+        return node
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            name = node.get("name")
+            attributes = node.get("attributes") if isinstance(node.get("attributes"), dict) else {}
+            if name == "ColumnDataSource" and "data" in attributes:
+                found.append(("data", value(attributes["data"])))
+            elif name == "Title" and "text" in attributes:
+                found.append(("title", attributes["text"]))
+            for child in node.values():
+                walk(child)
+        elif isinstance(node, list):
+            for child in node:
+                walk(child)
+
+    walk(message.content.get("doc"))
+    return found
+
+
+def _array(node: dict[str, Any], buffers: dict[str, bytes]) -> list[Any]:
+    import base64
+
+    import numpy as np
+
+    array = node.get("array")
+    if isinstance(array, dict) and isinstance(array.get("data"), str):
+        raw = base64.b64decode(array["data"])
+    elif isinstance(array, dict) and "id" in array:
+        raw = buffers[str(array["id"])]
+    else:
+        return list(array) if isinstance(array, list) else []
+    order = "<" if node.get("order", "little") == "little" else ">"
+    return np.frombuffer(raw, dtype=np.dtype(str(node["dtype"])).newbyteorder(order)).tolist()

@@ -81,6 +81,12 @@ def test_the_demo_clusters_run_is_in_history_with_no_step_from_the_user(tmp_path
         (source,) = sources["sources"]
         assert runs[0]["source"] == source["id"] and source["unrecorded"] is None
         assert source["name"] == "Dask demo"
+        # Its cluster offers its state: its key plots are drawn for every viewer from one connection.
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and "/individual-progress" not in source.get("drawnPlots", []):
+            time.sleep(0.5)
+            (source,) = _get(f"{lab}dashdock/api/sources", token)["sources"]
+        assert {"/individual-task-stream", "/individual-workers-memory"} <= set(source["drawnPlots"]), source
         # Ctrl-C, as a terminal sends it (to the demo's process group): a clean stop, no traceback.
         os.killpg(demo.pid, signal.SIGINT)
         rest, _ = demo.communicate(timeout=120)

@@ -25,7 +25,12 @@ BASE = {
     "dashdock.sqlite",
 }
 # What kernels and servers agree on (and what a cluster host runs on its scheduler).
-KERNEL_CONTRACT = {"dashdock.kernel.protocol", "dashdock.kernel.files", "dashdock.kernel.fine_metrics"}
+KERNEL_CONTRACT = {
+    "dashdock.kernel.protocol",
+    "dashdock.kernel.files",
+    "dashdock.kernel.fine_metrics",
+    "dashdock.kernel.plot_state",
+}
 
 # What each part may import of dashdock (prefixes), besides its own modules.
 MAY_IMPORT: dict[str, set[str]] = {

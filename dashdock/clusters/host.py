@@ -20,7 +20,7 @@ import sys
 import traceback
 from typing import Any
 
-from dashdock.kernel import fine_metrics
+from dashdock.kernel import fine_metrics, plot_state
 
 
 def _emit(message: dict[str, Any]) -> None:
@@ -121,6 +121,7 @@ class _Host:
         scheduler = getattr(self.cluster, "scheduler", None)
         if hasattr(scheduler, "cumulative_worker_metrics"):
             fine_metrics.offer(scheduler)
+            plot_state.offer(scheduler)  # and what its drawn plots read (history/recorder/mirror.py)
         if adapt:
             self.cluster.adapt(minimum=adapt["minimum"], maximum=adapt["maximum"])
         elif workers is not None:

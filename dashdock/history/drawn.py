@@ -13,8 +13,19 @@ from urllib.parse import urlencode
 
 from dashdock.sources.registry import SourceRegistry
 
-# Dask's paths of the plots drawn from the recorder's mirrors: a pane's URL stays the same.
-DRAWN = ("/individual-task-stream",)
+# Dask's paths of the plots drawn from the recorder's mirrors: a pane's URL stays the same. The
+# task stream is read from every scheduler; the workers and task prefixes only from those that
+# offer them (kernel/plot_state.py), whose runs the recorder names in a "state" event.
+DRAWN_FROM_STREAM = ("/individual-task-stream",)
+DRAWN_FROM_STATE = (
+    "/individual-progress",
+    "/individual-workers-memory",
+    "/individual-cluster-memory",
+    "/individual-cpu",
+    "/individual-nprocessing",
+    "/individual-occupancy",
+)
+DRAWN = DRAWN_FROM_STREAM + DRAWN_FROM_STATE
 # The header with the plot server's secret: the Jupyter server adds it to each request.
 SECRET_HEADER = "X-Dashdock-Plots"
 # The query argument that names the run a page draws.
@@ -37,6 +48,7 @@ class DrawnPlots:
         self._registry = registry
         self._server: tuple[int, str] | None = None  # port, secret
         self._answered: set[str] = set()  # runs whose scheduler has answered the recorder
+        self._with_state: set[str] = set()  # runs whose scheduler's state the recorder mirrors
 
     def serving(self, port: object, secret: object) -> None:
         """The recorder's ``plots`` event: its plot server listens on ``port``."""
@@ -47,12 +59,18 @@ class DrawnPlots:
         """The recorder is gone, and its plot server with it."""
         self._server = None
         self._answered.clear()
+        self._with_state.clear()
 
     def answered(self, run_id: str) -> None:
         self._answered.add(run_id)
 
+    def state(self, run_id: str) -> None:
+        """The recorder's ``state`` event: the run's worker and progress plots are drawn too."""
+        self._with_state.add(run_id)
+
     def ended(self, run_id: str) -> None:
         self._answered.discard(run_id)
+        self._with_state.discard(run_id)
 
     def drawn(self, run_id: str | None, path: str) -> DrawnPlot | None:
         """Where ``path`` of the run is drawn; None when the run is not one being drawn (not
@@ -60,7 +78,8 @@ class DrawnPlots:
         server = self._server
         if server is None or run_id is None or run_id not in self._answered:
             return None
-        if not any(path == drawn or path.startswith(drawn + "/") for drawn in DRAWN):
+        drawable = DRAWN_FROM_STREAM + (DRAWN_FROM_STATE if run_id in self._with_state else ())
+        if not any(path == drawn or path.startswith(drawn + "/") for drawn in drawable):
             return None
         port, secret = server
         return DrawnPlot(port, urlencode({RUN_ARGUMENT: run_id}), (SECRET_HEADER, secret))

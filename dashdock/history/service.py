@@ -270,6 +270,10 @@ class HistoryService:
                         if run_id not in self._stopping:
                             self._problems[source] = _one_line(event.get("reason"))
                 self._stopping.discard(run_id)
+            elif kind == "state":
+                self._plots.state(str(run_id))
+                if source is not None:
+                    self._show_drawn(source)
             elif kind == "answering":
                 self._plots.answered(str(run_id))
                 if source is not None:

@@ -34,7 +34,7 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
-from . import cellstrip, fine_metrics, ledger
+from . import cellstrip, fine_metrics, ledger, plot_state
 from .files import write_atomically
 from .protocol import CELL_STRIPS_VARIABLE, cells_file_name
 
@@ -114,6 +114,7 @@ class CellAccounting:
         # The scheduler need not have dashdock: the ledger and what it uses travel by value.
         cloudpickle.register_pickle_by_value(ledger)
         cloudpickle.register_pickle_by_value(fine_metrics)
+        cloudpickle.register_pickle_by_value(plot_state)
         stream = client.scheduler_comm
         try:
             await asyncio.wait_for(

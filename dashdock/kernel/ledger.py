@@ -21,6 +21,7 @@ from distributed.diagnostics.plugin import SchedulerPlugin
 
 # By value with the ledger (cells.py registers both): the scheduler need not have dashdock.
 from .fine_metrics import offer as offer_fine_metrics
+from .plot_state import offer as offer_plot_state
 
 ANNOTATION = "dashdock_cell"
 # A kernel asks on its client's own stream, so the scheduler answers after it has taken in every
@@ -141,6 +142,7 @@ class CellLedger(SchedulerPlugin):
         scheduler.stream_handlers[ASK_OP] = self.answer
         # A notebook's scheduler offers Dask's Fine Performance Metrics totals to the history too.
         offer_fine_metrics(scheduler)
+        offer_plot_state(scheduler)  # and what dashdock's drawn plots read
 
     async def close(self) -> None:
         if self.scheduler is not None:

@@ -4,7 +4,9 @@ Dask draws each live plot with a component class (``distributed.dashboard.compon
 the ``Scheduler`` object it runs in. A ``SchedulerMirror`` offers those components the same
 attributes, kept up to date by the recorder's one connection, so dashdock can serve Dask's plots
 drawn by Dask's own code (plot_server.py) while the scheduler pays for one reader, whatever the
-number of viewers. Only what the drawn plots read is mirrored (``DRAWN`` in history/drawn.py).
+number of viewers. Only what the drawn plots read is mirrored (``DRAWN`` in history/drawn.py):
+the task stream always, the workers and task prefixes when the scheduler offers them
+(mirror_state.py).
 """
 
 from __future__ import annotations
@@ -13,8 +15,10 @@ from typing import Any
 
 from distributed.diagnostics.task_stream import TaskStreamPlugin
 from distributed.diagnostics.task_stream import colors as ACTION_COLOURS
+from distributed.scheduler import MemoryState
 
 from dashdock.history.model import MAX_KEY, TaskRecord
+from dashdock.history.recorder.mirror_state import MirroredPrefix, MirroredState, MirroredWorker, read_state
 
 # The task-stream records a mirror keeps: Dask's Task Stream draws the last 1,000.
 MAX_TASK_RECORDS = 10_000
@@ -30,6 +34,29 @@ class SchedulerMirror:
         # Dask's TaskStream reads the records of the scheduler's TaskStreamPlugin: the same class
         # here, never attached to a scheduler, filled with the records the scheduler sent.
         self.add_plugin(TaskStreamPlugin(self, maxlen=max_task_records))
+        # Read by the worker and progress plots; empty until the scheduler's state is read.
+        self.workers: dict[str, MirroredWorker] = {}
+        self.idle: set[MirroredWorker] = set()
+        self.saturated: set[MirroredWorker] = set()
+        self.task_prefixes: dict[str, MirroredPrefix] = {}
+        self.total_nthreads = 0
+        self.has_state = False  # whether the scheduler offered its state (the plots that need it)
+
+    @property
+    def memory(self) -> MemoryState:
+        """As ``Scheduler.memory``: the workers' memory summed."""
+        return MemoryState.sum(*(ws.memory for ws in self.workers.values()))
+
+    def update_state(self, raw: object) -> bool:
+        """The scheduler's answer to ``dashdock_plot_state``; False (nothing changed) when it is
+        not a state."""
+        state: MirroredState | None = read_state(raw)
+        if state is None:
+            return False
+        self.workers, self.idle, self.saturated = state.workers, state.idle, state.saturated
+        self.task_prefixes, self.total_nthreads = state.task_prefixes, state.total_nthreads
+        self.has_state = True
+        return True
 
     def add_plugin(self, plugin: Any) -> None:
         """As ``Scheduler.add_plugin``: Dask's components add what they need when it is missing."""

@@ -6,7 +6,8 @@ speaks to it over pipes, one JSON object per line: on stdin ``{"op": "record", "
 ``{"op": "stop", "run_id"}``, ``{"op": "settings", "computation_seconds"}`` and ``{"op": "quit"}``;
 on stdout ``recording``, ``answering`` (a run's scheduler answers, first or again after failing),
 ``gap``, ``ended`` and ``error`` events, and with ``--plots`` one ``plots`` event (the port and
-secret of the plot server, plot_server.py, started with the first run). End of stdin means the
+secret of the plot server, plot_server.py, started with the first run) and a ``state`` event per
+run whose scheduler offers its workers and prefixes to the plots. End of stdin means the
 server is gone: every run ends and the process exits.
 
 The process runs under an address-space cap (``--max-memory``, RLIMIT_AS): whatever a hostile

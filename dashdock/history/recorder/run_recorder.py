@@ -61,6 +61,7 @@ class Limits:
     # Ticks between reads of Fine Performance Metrics totals (kept only when they changed; the
     # last tick of a run reads them too).
     fine_metrics_every: int = 30
+    state_offer_every: int = 5  # ticks between asking a scheduler whether it offers its plot state
     max_line_bytes: int = 1 << 20  # one command on stdin
 
 
@@ -172,6 +173,8 @@ class RunRecorder:
         self.metric_cursor: dict[str, int] = {}  # custom metric -> the last sample read
         self.fine_metrics: dict[str, float] | None = None  # the totals recorded last
         self.gpus: int | None = None  # workers reporting GPU metrics, as last emitted
+        self.state_offered = False  # the scheduler answers dashdock_plot_state (kernel/plot_state.py)
+        self.state_shown = False  # the "state" event was emitted: its plots are drawn here
 
     async def start(self) -> None:
         """Where the run begins in the task stream: the scheduler's whole buffer, less what an
@@ -291,6 +294,8 @@ class RunRecorder:
                     self.fine_metrics = totals
                     events.append(Event(now, "metrics", None, dict(totals)))
             progress = await self._progress(now, tasks)
+            if self.mirror is not None:
+                await self._mirror_state()
         except SchedulerError as e:
             problem = e  # the tasks read are written first: the cursor has moved past them
         writes = TickWrites(tasks, gap, samples, progress, events, self.alerts.take(), metric_samples)
@@ -305,6 +310,20 @@ class RunRecorder:
             self.emit({"event": "gap", "run_id": self.run.id, "missed": missed})
         if problem is not None:
             raise problem
+
+    async def _mirror_state(self) -> None:
+        """Keep the plots' mirror of the scheduler's workers and prefixes, when it offers them;
+        whether it does is asked again every ``state_offer_every`` ticks until it does."""
+        assert self.mirror is not None
+        if not self.state_offered:
+            if (self.ticks - 1) % self.limits.state_offer_every:
+                return
+            self.state_offered = await self.scheduler.offers_plot_state()
+            if not self.state_offered:
+                return
+        if self.mirror.update_state(await self.scheduler.plot_state()) and not self.state_shown:
+            self.state_shown = True  # the server may now send the plots that need it here
+            self.emit({"event": "state", "run_id": self.run.id})
 
     async def _metric_samples(self) -> list[MetricSample]:
         """What the custom metrics sampled since the last read, when a notebook added some."""

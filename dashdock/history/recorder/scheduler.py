@@ -194,6 +194,15 @@ class Scheduler:
             return None
         return {str(k)[:MAX_TEXT]: float(v) for k, v in reply.items() if _float(v) is not None}
 
+    async def offers_plot_state(self) -> bool:
+        """Whether the scheduler answers ``dashdock_plot_state`` (kernel/plot_state.py offers it)."""
+        return await self.comm.call("get_metadata", keys=["dashdock-plot-state"], default=None) is not None
+
+    async def plot_state(self) -> object:
+        """The workers and task prefixes Dask's worker and progress plots read (mirror_state.py
+        checks them)."""
+        return await self.comm.call("dashdock_plot_state")
+
     async def metric_samples(self, since: dict[str, int]) -> object:
         """The custom metrics' points since ``since`` ({name: sequence}), from dashdock's metric
         board when a notebook added one (kernel/metric_board.py); an error when none did."""

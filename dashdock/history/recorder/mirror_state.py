@@ -1,0 +1,120 @@
+"""A scheduler's answer to ``dashdock_plot_state`` (kernel/plot_state.py), checked, as the objects
+Dask's plot components read: workers with a ``MemoryState``, task prefixes with state counts.
+
+The scheduler may be anyone's (a dashboard added by URL): every field is checked and clipped, a
+field of the wrong type reads as zero, and there are at most as many workers and prefixes as the
+recorder samples. Nothing here is ever sent back anywhere; it is drawn.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from distributed.core import Status
+from distributed.scheduler import ALL_TASK_STATES, MemoryState
+
+MAX_WORKERS = 1024  # as Limits.max_workers
+MAX_PREFIXES = 1000  # as Limits.max_groups
+MAX_NAME = 256  # a worker's address or name, a prefix's name
+_MAX_COUNT = 2**53  # counts and bytes above this are not numbers a scheduler sends
+
+
+@dataclass(eq=False)  # hashed by identity, as Dask's WorkerState is in its sets
+class MirroredWorker:
+    """What Dask's Workers Memory, Cluster Memory, CPU, Processing and Occupancy read of a worker."""
+
+    address: str
+    name: str
+    nthreads: int
+    memory_limit: int
+    status: Status
+    memory: MemoryState
+    occupancy: float
+    processing: range  # Dask's plots take its length and truth; a range holds no tasks
+    metrics: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass(eq=False)
+class MirroredPrefix:
+    """What Dask's Progress reads of a task prefix: its name and its tasks' count per state."""
+
+    name: str
+    states: dict[str, int]
+
+
+@dataclass
+class MirroredState:
+    workers: dict[str, MirroredWorker]
+    idle: set[MirroredWorker]
+    saturated: set[MirroredWorker]
+    task_prefixes: dict[str, MirroredPrefix]
+    total_nthreads: int
+
+
+def read_state(raw: object) -> MirroredState | None:
+    """The checked state; None when the answer is not a state at all."""
+    if not isinstance(raw, Mapping):
+        return None
+    workers: dict[str, MirroredWorker] = {}
+    idle: set[MirroredWorker] = set()
+    saturated: set[MirroredWorker] = set()
+    listed = raw.get("workers")
+    for item in listed[:MAX_WORKERS] if isinstance(listed, (list, tuple)) else ():
+        if not isinstance(item, Mapping):
+            continue
+        worker = _worker(item)
+        if worker is None or worker.address in workers:
+            continue
+        workers[worker.address] = worker
+        if item.get("idle") is True:
+            idle.add(worker)
+        if item.get("saturated") is True:
+            saturated.add(worker)
+    prefixes: dict[str, MirroredPrefix] = {}
+    given = raw.get("prefixes")
+    for name, counts in list(given.items())[:MAX_PREFIXES] if isinstance(given, Mapping) else ():
+        if isinstance(name, str) and isinstance(counts, Mapping):
+            states = {str(state): _count(counts.get(state)) for state in ALL_TASK_STATES}
+            prefixes[name[:MAX_NAME]] = MirroredPrefix(name[:MAX_NAME], states)
+    return MirroredState(workers, idle, saturated, prefixes, _count(raw.get("total_nthreads")))
+
+
+def _worker(item: Mapping[str, Any]) -> MirroredWorker | None:
+    address = item.get("address")
+    if not isinstance(address, str) or not address:
+        return None
+    process = _count(item.get("process"))
+    memory = MemoryState(
+        process=process,
+        unmanaged_old=_count(item.get("unmanaged_old")),
+        managed=_count(item.get("managed")),
+        spilled=_count(item.get("spilled")),
+    )
+    given = item.get("status")
+    status = Status[given] if isinstance(given, str) and given in Status.__members__ else Status.undefined
+    return MirroredWorker(
+        address=address[:MAX_NAME],
+        name=str(item.get("name", ""))[:MAX_NAME],
+        nthreads=_count(item.get("nthreads")),
+        memory_limit=_count(item.get("memory_limit")),
+        status=status,
+        memory=memory,
+        occupancy=_seconds(item.get("occupancy")),
+        processing=range(min(_count(item.get("processing")), _MAX_COUNT)),
+        metrics={"cpu": min(_seconds(item.get("cpu")), 100.0 * 4096)},  # percent, a thread's 100
+    )
+
+
+def _count(value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return 0
+    return int(min(max(value, 0), _MAX_COUNT))
+
+
+def _seconds(value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return 0.0
+    return float(min(max(value, 0.0), _MAX_COUNT))

@@ -1,0 +1,68 @@
+"""What Dask's worker and progress plots read of a scheduler, offered to dashdock's recorder.
+
+Dask's Progress, Workers Memory, Cluster Memory, CPU, Processing and Occupancy plots read a
+scheduler's objects: its workers' memory split (managed, unmanaged old and recent, spilled),
+occupancy and tasks processing, and its task prefixes' counts by state (queued and no-worker
+included). No message of Dask's gives them all, so ``offer`` adds one, and says so in the
+scheduler's metadata; the recorder (which speaks plain msgpack and never sends code) asks only a
+scheduler that has it, once a tick, and draws those plots for every viewer from that one answer
+(history/recorder/plot_server.py). It runs on the scheduler, where fine_metrics.py's ``offer``
+runs: a managed cluster's host process, a notebook's cell ledger (pickled by value with it, so
+the scheduler needs no dashdock), the demo's cluster, and any scheduler started with
+``--preload dashdock.kernel.plot_state``.
+
+The answer is plain data, bounded: it costs the scheduler a pass over its workers and prefixes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+OP = "dashdock_plot_state"
+METADATA_KEY = "dashdock-plot-state"
+MAX_WORKERS = 1024  # as the recorder's sampling bound (Limits.max_workers)
+MAX_PREFIXES = 1000  # as the recorder's progress bound (Limits.max_groups)
+
+
+def snapshot(scheduler: Any) -> dict[str, Any]:
+    """The workers (in the scheduler's order) and task prefixes the plots read, as plain data."""
+    idle = scheduler.idle
+    saturated = scheduler.saturated
+    workers = []
+    for ws in list(scheduler.workers.values())[:MAX_WORKERS]:
+        memory = ws.memory
+        workers.append(
+            {
+                "address": ws.address,
+                "name": str(ws.name),
+                "nthreads": ws.nthreads,
+                "memory_limit": ws.memory_limit or 0,
+                "status": ws.status.name,
+                "cpu": float(ws.metrics.get("cpu", 0) or 0),
+                "process": memory.process,
+                "managed": memory.managed,
+                "unmanaged_old": memory.unmanaged_old,
+                "spilled": memory.spilled,
+                "occupancy": float(ws.occupancy),
+                "processing": len(ws.processing),
+                # As Dask's plots test them: ``idle`` is keyed by address, ``saturated`` holds states.
+                "idle": ws in idle,
+                "saturated": ws in saturated,
+            }
+        )
+    prefixes = {
+        str(name): {str(state): int(count) for state, count in tp.states.items()}
+        for name, tp in list(scheduler.task_prefixes.items())[:MAX_PREFIXES]
+    }
+    return {"workers": workers, "prefixes": prefixes, "total_nthreads": scheduler.total_nthreads}
+
+
+def offer(scheduler: Any) -> None:
+    """Answer ``OP`` on this scheduler from now on."""
+    scheduler.handlers[OP] = lambda comm=None: snapshot(scheduler)
+    scheduler.set_metadata(keys=[METADATA_KEY], value=OP)
+
+
+def dask_setup(scheduler: Any) -> None:
+    """As a scheduler preload (``dask scheduler --preload dashdock.kernel.plot_state``)."""
+    offer(scheduler)

@@ -1,0 +1,222 @@
+"""Dask's Progress and worker plots of a recorded source whose scheduler offers its state
+(kernel/plot_state.py), drawn by the recorder from its one connection: the same bars, numbers,
+colours and titles as Dask's own page of each, on the same cluster, with no Bokeh session on the
+scheduler; a scheduler that does not offer it keeps Dask's pages."""
+
+from __future__ import annotations
+
+import asyncio
+import urllib.request
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from _bokeh import BokehMessage, plot_contents, receive, send_pull_doc_request, session_token
+from _support import Jupyter, view_root
+from distributed import Client, LocalCluster, wait
+from test_history_api import eventually
+from tornado.websocket import websocket_connect
+
+from dashdock.history.drawn import DRAWN_FROM_STATE
+from dashdock.kernel import plot_state
+
+pytestmark = pytest.mark.slow  # a recorder process with a Bokeh server, a cluster per test
+
+
+@pytest.fixture
+def cluster() -> Iterator[LocalCluster]:
+    with LocalCluster(
+        n_workers=2,
+        threads_per_worker=2,
+        processes=False,
+        protocol="tcp",
+        host="127.0.0.1",
+        dashboard_address="127.0.0.1:0",
+    ) as local:
+        yield local
+
+
+def _dashboard(cluster: LocalCluster) -> str:
+    return f"http://127.0.0.1:{cluster.scheduler.http_server.port}"
+
+
+def _scheduler_sessions(cluster: LocalCluster) -> int:
+    from bokeh.server.tornado import BokehTornado
+
+    return sum(
+        len(list(context.sessions))
+        for app in cluster.scheduler.http_application.applications
+        if isinstance(app, BokehTornado)
+        for context in app._applications.values()
+    )
+
+
+async def _pull(connection: Any) -> BokehMessage:
+    try:
+        assert (await receive(connection)).msgtype == "ACK"
+        await send_pull_doc_request(connection)
+        reply = await receive(connection)
+        assert reply.msgtype == "PULL-DOC-REPLY"
+        return reply
+    finally:
+        connection.close()
+
+
+async def _ours(jupyter: Jupyter, source_id: str, path: str) -> list[tuple[str, Any]]:
+    response = await jupyter.proxied(f"dashdock/proxy/{source_id}{path}")
+    assert response.code == 200, response.body[:300]
+    connection = await jupyter.websocket(
+        view_root(response) + f"{path}/ws",
+        headers={"Origin": "null"},
+        subprotocols=["bokeh", session_token(response.body.decode())],
+        auth=False,
+        absolute=True,
+    )
+    return plot_contents(await _pull(connection))
+
+
+async def _dasks(cluster: LocalCluster, path: str) -> list[tuple[str, Any]]:
+    root = _dashboard(cluster)
+    page = await asyncio.to_thread(lambda: urllib.request.urlopen(root + path, timeout=30).read().decode())
+    connection = await websocket_connect(
+        root.replace("http://", "ws://") + f"{path}/ws", subprotocols=["bokeh", session_token(page)]
+    )
+    return plot_contents(await _pull(connection))
+
+
+def _fail(x: int) -> int:
+    raise ValueError(x)
+
+
+async def _drawn_plots(jupyter: Jupyter, source_id: str) -> list[str]:
+    code, listing = await jupyter.api("GET", "sources")
+    assert code == 200
+    source = next(s for s in listing["sources"] if s["id"] == source_id)
+    return list(source.get("drawnPlots") or [])
+
+
+async def test_progress_and_worker_plots_are_drawn_with_dasks_numbers_and_colours(
+    jupyter: Jupyter, cluster: LocalCluster
+) -> None:
+    plot_state.offer(cluster.scheduler)  # as a preload or dashdock's ledger does
+    source_id = (await jupyter.add_source(_dashboard(cluster)))["id"]
+
+    async def drawn() -> bool:
+        return set(DRAWN_FROM_STATE) <= set(await _drawn_plots(jupyter, source_id))
+
+    assert await eventually(drawn, 120), await _drawn_plots(jupyter, source_id)
+
+    async with Client(cluster.scheduler_address, asynchronous=True) as client:
+        # Something in memory on both workers, some tasks erred, some released: every state the
+        # plots colour, and a worker memory split with managed bytes.
+        kept = client.map(
+            lambda i: bytes(100_000 * (i % 7 + 1)), range(40), key=[f"kept-{i}" for i in range(40)]
+        )
+        erred = client.map(_fail, range(5), key=[f"failing-{i}" for i in range(5)])
+        await wait(kept + erred)
+        # Frozen: no more heartbeats (the workers' memory and CPU readings), nothing running.
+        for worker in cluster.workers.values():
+            worker.periodic_callbacks["heartbeat"].stop()
+        # Our pages cost the scheduler no Bokeh session; Dask's are opened below only to compare.
+        for path in DRAWN_FROM_STATE:
+            await _ours(jupyter, source_id, path)
+        assert _scheduler_sessions(cluster) == 0
+
+        async def caught_up() -> bool:  # a recorder tick reads the frozen state
+            return all(
+                [await _ours(jupyter, source_id, p) == await _dasks(cluster, p) for p in DRAWN_FROM_STATE]
+            )
+
+        assert await eventually(caught_up, 30)
+        for path in DRAWN_FROM_STATE:
+            ours, theirs = await _ours(jupyter, source_id, path), await _dasks(cluster, path)
+            assert ours == theirs, path
+        progress = await _ours(jupyter, source_id, "/individual-progress")
+        titles = [text for kind, text in progress if kind == "title"]
+        assert any("in-memory: 40" in t and "erred: 5" in t for t in titles), titles
+        memory = next(
+            data
+            for kind, data in await _ours(jupyter, source_id, "/individual-workers-memory")
+            if kind == "data" and "managed" in data
+        )
+        assert sum(memory["managed"]) > 0  # not an empty plot that matches an empty plot
+        del kept, erred
+
+
+async def test_a_scheduler_that_does_not_offer_its_state_keeps_dasks_pages(
+    jupyter: Jupyter, cluster: LocalCluster
+) -> None:
+    source_id = (await jupyter.add_source(_dashboard(cluster)))["id"]
+
+    async def task_stream_drawn() -> bool:
+        return "/individual-task-stream" in await _drawn_plots(jupyter, source_id)
+
+    assert await eventually(task_stream_drawn, 120)
+    assert not set(DRAWN_FROM_STATE) & set(await _drawn_plots(jupyter, source_id))
+    await _ours(jupyter, source_id, "/individual-progress")
+    assert _scheduler_sessions(cluster) == 1  # Dask's own page, through the proxy
+
+
+async def test_a_managed_clusters_progress_and_worker_plots_are_drawn(jupyter: Jupyter) -> None:
+    code, cluster = await jupyter.api("POST", "clusters", {"workers": 1})
+    assert code == 201, cluster
+
+    async def drawn() -> bool:
+        return set(DRAWN_FROM_STATE) <= set(await _drawn_plots(jupyter, cluster["source"]))
+
+    try:
+        assert await eventually(drawn, 120), await _drawn_plots(jupyter, cluster["source"])
+        contents = await _ours(jupyter, cluster["source"], "/individual-workers-memory")
+        (memory,) = [data for kind, data in contents if kind == "data" and "managed" in data]
+        assert len(set(memory["worker"])) == 1  # the cluster's one worker, from the recorder's mirror
+    finally:
+        await jupyter.api("DELETE", f"clusters/{cluster['id']}")
+
+
+def test_what_a_hostile_scheduler_says_of_its_state_is_checked_and_clipped() -> None:
+    from distributed.core import Status
+
+    from dashdock.history.recorder.mirror import SchedulerMirror
+    from dashdock.history.recorder.mirror_state import MAX_NAME, MAX_PREFIXES, MAX_WORKERS
+
+    mirror = SchedulerMirror()
+    assert not mirror.update_state(["not", "a", "state"]) and not mirror.has_state
+    worker = {
+        "address": "tcp://" + "w" * 10_000,
+        "name": {"not": "a name"},
+        "nthreads": -4,
+        "memory_limit": float("inf"),
+        "status": "<script>",
+        "cpu": 1e300,
+        "process": 2**80,
+        "managed": "lots",
+        "unmanaged_old": -1,
+        "spilled": True,
+        "occupancy": float("nan"),
+        "processing": 10**30,
+        "idle": "yes",
+        "saturated": True,
+    }
+    raw = {
+        "workers": [worker, worker, "junk", {"address": 5}]
+        + [{"address": f"tcp://w:{i}"} for i in range(MAX_WORKERS + 10)],
+        "prefixes": {
+            "inc": {"memory": 3, "no-worker": "x", "<evil>": 9},
+            **{f"p{i}": {} for i in range(2000)},
+        },
+        "total_nthreads": "8",
+    }
+    assert mirror.update_state(raw) and mirror.has_state
+    first = next(iter(mirror.workers.values()))
+    assert len(first.address) == MAX_NAME and first.name == "{'not': 'a name'}"
+    assert first.nthreads == 0 and first.status is Status.undefined and first.occupancy == 0.0
+    assert first.memory.process == 2**53 and first.memory.managed == 0 and first.memory.spilled == 0
+    assert first.metrics["cpu"] <= 409_600 and len(first.processing) == 2**53
+    assert first in mirror.saturated and first not in mirror.idle
+    # The duplicate address and the entries that are not workers are dropped; at most MAX_WORKERS
+    # entries are read at all.
+    assert len(mirror.workers) == MAX_WORKERS - 3
+    assert len(mirror.task_prefixes) == MAX_PREFIXES and mirror.total_nthreads == 0
+    states = mirror.task_prefixes["inc"].states
+    assert states["memory"] == 3 and states["no-worker"] == 0 and "<evil>" not in states
+    assert mirror.memory.process == 2**53  # Scheduler.memory's sum, as Dask's Cluster Memory reads it
