@@ -19,9 +19,11 @@ Ways of watching, N plots each:
   direct    each plot a page of its own in one browser context, straight from the scheduler's dashboard;
   dashdock  each plot a page of its own through ``{base}dashdock/proxy/<source id>/<plot path>`` (the
             cluster registered with ``POST dashdock/api/sources``), which redirects to a sandboxed view
-            page drawing the same Bokeh plot through the Jupyter server; the Task Stream is drawn
-            by dashdock's recorder from its one connection (``draw_key_plots``), no session on the
-            scheduler, once the recorder reads it (the bench waits for that).
+            page drawing the same Bokeh plot through the Jupyter server; Task Stream, Progress,
+            Workers Memory, Cluster Memory, CPU, Processing and Occupancy are drawn by dashdock's
+            recorder from its one connection (``draw_key_plots``; the cluster's scheduler runs
+            ``--preload dashdock.kernel.plot_state``), no session on the scheduler, once the
+            recorder has read it (the bench waits for that).
 
 For each round and each (way, N) in a fixed interleaved order: open the pages, wait until every one
 has drawn (``Bokeh.documents[0]`` has a root: a state, not a delay), run
@@ -115,6 +117,8 @@ with LocalCluster(
     processes=True,
     host="127.0.0.1",
     dashboard_address="127.0.0.1:" + sys.argv[1],
+    # As a user's scheduler started with dashdock's preload: it offers the state its plots read.
+    scheduler_kwargs={"preload": ["dashdock.kernel.plot_state"]},
 ) as cluster:
     print("SCHEDULER", cluster.scheduler_address, flush=True)
     print("DASHBOARD", cluster.dashboard_link, flush=True)
@@ -234,10 +238,10 @@ def add_source(server: JupyterServer, dashboard_link: str) -> str:
     )
     with urllib.request.urlopen(request, timeout=60) as response:
         source: dict[str, Any] = json.loads(response.read())
-    # dashdock draws the Task Stream from its recording (draw_key_plots) once its recorder reads
-    # the scheduler: wait for that state (60 s at most), so every round measures the same thing.
+    # dashdock draws the key plots from its recording (draw_key_plots) once its recorder has read
+    # the scheduler's state: wait for that (60 s at most), so every round measures the same thing.
     deadline = time.monotonic() + 60
-    while not source.get("drawnPlots") and time.monotonic() < deadline:
+    while "/individual-progress" not in source.get("drawnPlots", []) and time.monotonic() < deadline:
         time.sleep(0.5)
         asked = urllib.request.Request(f"{server.url}/dashdock/api/sources/{source['id']}", headers=AUTH)
         with urllib.request.urlopen(asked, timeout=60) as response:

@@ -24,6 +24,12 @@ DRAWN_FROM_STATE = (
     "/individual-cpu",
     "/individual-nprocessing",
     "/individual-occupancy",
+    "/individual-workers",
+    "/individual-bandwidth-types",
+    "/individual-bandwidth-workers",
+    "/individual-workers-network",
+    "/individual-workers-disk",
+    "/individual-workers-transfer-bytes",
 )
 DRAWN = DRAWN_FROM_STREAM + DRAWN_FROM_STATE
 # The header with the plot server's secret: the Jupyter server adds it to each request.

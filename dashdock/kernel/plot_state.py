@@ -1,11 +1,12 @@
 """What Dask's worker and progress plots read of a scheduler, offered to dashdock's recorder.
 
-Dask's Progress, Workers Memory, Cluster Memory, CPU, Processing and Occupancy plots read a
+Dask's Progress, worker (memory, load, occupancy, the Workers table) and bandwidth plots read a
 scheduler's objects: its workers' memory split (managed, unmanaged old and recent, spilled),
-occupancy and tasks processing, and its task prefixes' counts by state (queued and no-worker
-included). No message of Dask's gives them all, so ``offer`` adds one, and says so in the
-scheduler's metadata; the recorder (which speaks plain msgpack and never sends code) asks only a
-scheduler that has it, once a tick, and draws those plots for every viewer from that one answer
+occupancy, tasks processing and heartbeat metrics, its task prefixes' counts by state (queued
+and no-worker included) and its bandwidth estimates. No message of Dask's gives them all, so
+``offer`` adds one, and says so in the scheduler's metadata; the recorder (which speaks plain
+msgpack and never sends code) asks only a scheduler that has it, once a tick, and draws those
+plots for every viewer from that one answer
 (history/recorder/plot_server.py). It runs on the scheduler, where fine_metrics.py's ``offer``
 runs: a managed cluster's host process, a notebook's cell ledger (pickled by value with it, so
 the scheduler needs no dashdock), the demo's cluster, and any scheduler started with
@@ -22,6 +23,8 @@ OP = "dashdock_plot_state"
 METADATA_KEY = "dashdock-plot-state"
 MAX_WORKERS = 1024  # as the recorder's sampling bound (Limits.max_workers)
 MAX_PREFIXES = 1000  # as the recorder's progress bound (Limits.max_groups)
+MAX_METRICS = 64  # entries of a worker's metrics, and of each of its nested ones
+MAX_PAIRS = 1024  # worker pairs of the bandwidth between workers
 
 
 def snapshot(scheduler: Any) -> dict[str, Any]:
@@ -34,11 +37,11 @@ def snapshot(scheduler: Any) -> dict[str, Any]:
         workers.append(
             {
                 "address": ws.address,
-                "name": str(ws.name),
+                "name": ws.name if isinstance(ws.name, (str, int)) else str(ws.name),
                 "nthreads": ws.nthreads,
                 "memory_limit": ws.memory_limit or 0,
                 "status": ws.status.name,
-                "cpu": float(ws.metrics.get("cpu", 0) or 0),
+                "metrics": _numbers(ws.metrics, nested=True),
                 "process": memory.process,
                 "managed": memory.managed,
                 "unmanaged_old": memory.unmanaged_old,
@@ -54,7 +57,28 @@ def snapshot(scheduler: Any) -> dict[str, Any]:
         str(name): {str(state): int(count) for state, count in tp.states.items()}
         for name, tp in list(scheduler.task_prefixes.items())[:MAX_PREFIXES]
     }
-    return {"workers": workers, "prefixes": prefixes, "total_nthreads": scheduler.total_nthreads}
+    pairs = list(scheduler.bandwidth_workers.items())[:MAX_PAIRS]
+    return {
+        "workers": workers,
+        "prefixes": prefixes,
+        "total_nthreads": scheduler.total_nthreads,
+        "bandwidth": scheduler.bandwidth,
+        "bandwidth_types": _numbers(scheduler.bandwidth_types),
+        "bandwidth_workers": [[a, b, value] for (a, b), value in pairs],
+    }
+
+
+def _numbers(values: Any, nested: bool = False) -> dict[str, Any]:
+    """The entries of ``values`` with a name and a number (or, ``nested``, a dict of such)."""
+    kept: dict[str, Any] = {}
+    for name, value in list(values.items())[:MAX_METRICS]:
+        if not isinstance(name, str) or isinstance(value, bool):
+            continue
+        if isinstance(value, (int, float)):
+            kept[name] = value
+        elif nested and isinstance(value, dict):
+            kept[name] = _numbers(value)
+    return kept
 
 
 def offer(scheduler: Any) -> None:

@@ -113,7 +113,9 @@ async def test_progress_and_worker_plots_are_drawn_with_dasks_numbers_and_colour
             lambda i: bytes(100_000 * (i % 7 + 1)), range(40), key=[f"kept-{i}" for i in range(40)]
         )
         erred = client.map(_fail, range(5), key=[f"failing-{i}" for i in range(5)])
-        await wait(kept + erred)
+        # One task that reads from both workers: bytes move between them (the bandwidth plots).
+        together = client.submit(lambda parts: sum(map(len, parts)), kept, key="together")
+        await wait([*kept, *erred, together])
         # Frozen: no more heartbeats (the workers' memory and CPU readings), nothing running.
         for worker in cluster.workers.values():
             worker.periodic_callbacks["heartbeat"].stop()
@@ -133,14 +135,18 @@ async def test_progress_and_worker_plots_are_drawn_with_dasks_numbers_and_colour
             assert ours == theirs, path
         progress = await _ours(jupyter, source_id, "/individual-progress")
         titles = [text for kind, text in progress if kind == "title"]
-        assert any("in-memory: 40" in t and "erred: 5" in t for t in titles), titles
+        assert any("in-memory: 41" in t and "erred: 5" in t for t in titles), titles
         memory = next(
             data
             for kind, data in await _ours(jupyter, source_id, "/individual-workers-memory")
             if kind == "data" and "managed" in data
         )
         assert sum(memory["managed"]) > 0  # not an empty plot that matches an empty plot
-        del kept, erred
+        bandwidth = next(
+            d for k, d in await _ours(jupyter, source_id, "/individual-bandwidth-workers") if k == "data"
+        )
+        assert bandwidth["bandwidth"], bandwidth  # bytes moved, and the plot says between whom
+        del kept, erred, together
 
 
 async def test_a_scheduler_that_does_not_offer_its_state_keeps_dasks_pages(
@@ -187,7 +193,7 @@ def test_what_a_hostile_scheduler_says_of_its_state_is_checked_and_clipped() -> 
         "nthreads": -4,
         "memory_limit": float("inf"),
         "status": "<script>",
-        "cpu": 1e300,
+        "metrics": {"cpu": 1e300, "transfer": {"incoming_bytes": 5, "deeper": {"x": 1}}, "text": "no", 7: 1},
         "process": 2**80,
         "managed": "lots",
         "unmanaged_old": -1,
@@ -205,13 +211,15 @@ def test_what_a_hostile_scheduler_says_of_its_state_is_checked_and_clipped() -> 
             **{f"p{i}": {} for i in range(2000)},
         },
         "total_nthreads": "8",
+        "bandwidth_workers": [["a", "b", 1.0], ["a", 5, 2.0], "junk"],
     }
     assert mirror.update_state(raw) and mirror.has_state
     first = next(iter(mirror.workers.values()))
     assert len(first.address) == MAX_NAME and first.name == "{'not': 'a name'}"
     assert first.nthreads == 0 and first.status is Status.undefined and first.occupancy == 0.0
     assert first.memory.process == 2**53 and first.memory.managed == 0 and first.memory.spilled == 0
-    assert first.metrics["cpu"] <= 409_600 and len(first.processing) == 2**53
+    assert first.metrics == {"cpu": 2.0**53, "memory": 0.0, "transfer": {"incoming_bytes": 5}}
+    assert len(first.processing) == 2**53
     assert first in mirror.saturated and first not in mirror.idle
     # The duplicate address and the entries that are not workers are dropped; at most MAX_WORKERS
     # entries are read at all.
@@ -219,4 +227,5 @@ def test_what_a_hostile_scheduler_says_of_its_state_is_checked_and_clipped() -> 
     assert len(mirror.task_prefixes) == MAX_PREFIXES and mirror.total_nthreads == 0
     states = mirror.task_prefixes["inc"].states
     assert states["memory"] == 3 and states["no-worker"] == 0 and "<evil>" not in states
+    assert mirror.bandwidth_workers == {("a", "b"): 1.0} and mirror.bandwidth == 0.0
     assert mirror.memory.process == 2**53  # Scheduler.memory's sum, as Dask's Cluster Memory reads it

@@ -40,6 +40,9 @@ class SchedulerMirror:
         self.saturated: set[MirroredWorker] = set()
         self.task_prefixes: dict[str, MirroredPrefix] = {}
         self.total_nthreads = 0
+        self.bandwidth = 0.0
+        self.bandwidth_types: dict[str, int | float] = {}
+        self.bandwidth_workers: dict[tuple[str, str], float] = {}
         self.has_state = False  # whether the scheduler offered its state (the plots that need it)
 
     @property
@@ -55,6 +58,8 @@ class SchedulerMirror:
             return False
         self.workers, self.idle, self.saturated = state.workers, state.idle, state.saturated
         self.task_prefixes, self.total_nthreads = state.task_prefixes, state.total_nthreads
+        self.bandwidth, self.bandwidth_types = state.bandwidth, state.bandwidth_types
+        self.bandwidth_workers = state.bandwidth_workers
         self.has_state = True
         return True
 

@@ -19,15 +19,18 @@ from distributed.scheduler import ALL_TASK_STATES, MemoryState
 MAX_WORKERS = 1024  # as Limits.max_workers
 MAX_PREFIXES = 1000  # as Limits.max_groups
 MAX_NAME = 256  # a worker's address or name, a prefix's name
+MAX_METRICS = 64  # entries of a worker's metrics, and of each nested one (kernel/plot_state.py)
+MAX_PAIRS = 1024  # worker pairs of the bandwidth between workers
 _MAX_COUNT = 2**53  # counts and bytes above this are not numbers a scheduler sends
 
 
 @dataclass(eq=False)  # hashed by identity, as Dask's WorkerState is in its sets
 class MirroredWorker:
-    """What Dask's Workers Memory, Cluster Memory, CPU, Processing and Occupancy read of a worker."""
+    """What Dask's worker plots (memory, load, occupancy, the Workers table, bandwidth) read of a
+    worker."""
 
     address: str
-    name: str
+    name: str | int
     nthreads: int
     memory_limit: int
     status: Status
@@ -52,6 +55,9 @@ class MirroredState:
     saturated: set[MirroredWorker]
     task_prefixes: dict[str, MirroredPrefix]
     total_nthreads: int
+    bandwidth: float
+    bandwidth_types: dict[str, int | float]
+    bandwidth_workers: dict[tuple[str, str], float]
 
 
 def read_state(raw: object) -> MirroredState | None:
@@ -79,7 +85,22 @@ def read_state(raw: object) -> MirroredState | None:
         if isinstance(name, str) and isinstance(counts, Mapping):
             states = {str(state): _count(counts.get(state)) for state in ALL_TASK_STATES}
             prefixes[name[:MAX_NAME]] = MirroredPrefix(name[:MAX_NAME], states)
-    return MirroredState(workers, idle, saturated, prefixes, _count(raw.get("total_nthreads")))
+    types = raw.get("bandwidth_types")
+    pairs: dict[tuple[str, str], float] = {}
+    listed = raw.get("bandwidth_workers")
+    for pair in listed[:MAX_PAIRS] if isinstance(listed, (list, tuple)) else ():
+        if isinstance(pair, (list, tuple)) and len(pair) == 3 and all(isinstance(a, str) for a in pair[:2]):
+            pairs[(pair[0][:MAX_NAME], pair[1][:MAX_NAME])] = _seconds(pair[2])
+    return MirroredState(
+        workers,
+        idle,
+        saturated,
+        prefixes,
+        _count(raw.get("total_nthreads")),
+        _seconds(raw.get("bandwidth")),
+        _metrics(types),
+        pairs,
+    )
 
 
 def _worker(item: Mapping[str, Any]) -> MirroredWorker | None:
@@ -93,19 +114,34 @@ def _worker(item: Mapping[str, Any]) -> MirroredWorker | None:
         managed=_count(item.get("managed")),
         spilled=_count(item.get("spilled")),
     )
+    name = item.get("name")
     given = item.get("status")
     status = Status[given] if isinstance(given, str) and given in Status.__members__ else Status.undefined
     return MirroredWorker(
         address=address[:MAX_NAME],
-        name=str(item.get("name", ""))[:MAX_NAME],
+        name=name if isinstance(name, int) and not isinstance(name, bool) else str(name or "")[:MAX_NAME],
         nthreads=_count(item.get("nthreads")),
         memory_limit=_count(item.get("memory_limit")),
         status=status,
         memory=memory,
         occupancy=_seconds(item.get("occupancy")),
         processing=range(min(_count(item.get("processing")), _MAX_COUNT)),
-        metrics={"cpu": min(_seconds(item.get("cpu")), 100.0 * 4096)},  # percent, a thread's 100
+        # Dask's plots read these two of every worker: a scheduler that left them out has zeros.
+        metrics={"cpu": 0.0, "memory": 0.0, **_metrics(item.get("metrics"), nested=True)},
     )
+
+
+def _metrics(given: object, nested: bool = False) -> dict[str, Any]:
+    """Named numbers (as floats: Dask's plots only draw them), or ``nested`` dicts of them."""
+    kept: dict[str, Any] = {}
+    for name, value in list(given.items())[:MAX_METRICS] if isinstance(given, Mapping) else ():
+        if not isinstance(name, str):
+            continue
+        if isinstance(value, Mapping) and nested:
+            kept[name[:MAX_NAME]] = _metrics(value)
+        elif isinstance(value, (int, float)) and not isinstance(value, bool):
+            kept[name[:MAX_NAME]] = _seconds(value) if isinstance(value, float) else _count(value)
+    return kept
 
 
 def _count(value: object) -> int:
