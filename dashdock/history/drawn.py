@@ -30,6 +30,12 @@ DRAWN_FROM_STATE = (
     "/individual-workers-network",
     "/individual-workers-disk",
     "/individual-workers-transfer-bytes",
+    "/individual-compute-time-per-key",
+    "/individual-aggregate-time-per-action",
+    "/individual-workers-network-timeseries",
+    "/individual-workers-cpu-timeseries",
+    "/individual-workers-memory-timeseries",
+    "/individual-workers-disk-timeseries",
 )
 DRAWN = DRAWN_FROM_STREAM + DRAWN_FROM_STATE
 # The header with the plot server's secret: the Jupyter server adds it to each request.

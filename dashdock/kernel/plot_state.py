@@ -54,7 +54,10 @@ def snapshot(scheduler: Any) -> dict[str, Any]:
             }
         )
     prefixes = {
-        str(name): {str(state): int(count) for state, count in tp.states.items()}
+        str(name): {
+            "states": {str(state): int(count) for state, count in tp.states.items()},
+            "durations": _numbers(tp.all_durations),  # seconds per action (compute, transfer, ...)
+        }
         for name, tp in list(scheduler.task_prefixes.items())[:MAX_PREFIXES]
     }
     pairs = list(scheduler.bandwidth_workers.items())[:MAX_PAIRS]

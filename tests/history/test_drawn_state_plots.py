@@ -62,6 +62,16 @@ async def _pull(connection: Any) -> BokehMessage:
         connection.close()
 
 
+def _now(contents: list[tuple[str, Any]], path: str) -> list[tuple[str, Any]]:
+    """What a plot shows now: a time series (one point streamed per update since its page opened,
+    so two pages hold different numbers of points) by its newest point."""
+    if not path.endswith("-timeseries"):
+        return contents
+    return [
+        (kind, {k: v[-1:] for k, v in data.items()} if kind == "data" else data) for kind, data in contents
+    ]
+
+
 async def _ours(jupyter: Jupyter, source_id: str, path: str) -> list[tuple[str, Any]]:
     response = await jupyter.proxied(f"dashdock/proxy/{source_id}{path}")
     assert response.code == 200, response.body[:300]
@@ -72,7 +82,7 @@ async def _ours(jupyter: Jupyter, source_id: str, path: str) -> list[tuple[str, 
         auth=False,
         absolute=True,
     )
-    return plot_contents(await _pull(connection))
+    return _now(plot_contents(await _pull(connection)), path)
 
 
 async def _dasks(cluster: LocalCluster, path: str) -> list[tuple[str, Any]]:
@@ -81,7 +91,7 @@ async def _dasks(cluster: LocalCluster, path: str) -> list[tuple[str, Any]]:
     connection = await websocket_connect(
         root.replace("http://", "ws://") + f"{path}/ws", subprotocols=["bokeh", session_token(page)]
     )
-    return plot_contents(await _pull(connection))
+    return _now(plot_contents(await _pull(connection)), path)
 
 
 def _fail(x: int) -> int:
@@ -207,7 +217,10 @@ def test_what_a_hostile_scheduler_says_of_its_state_is_checked_and_clipped() -> 
         "workers": [worker, worker, "junk", {"address": 5}]
         + [{"address": f"tcp://w:{i}"} for i in range(MAX_WORKERS + 10)],
         "prefixes": {
-            "inc": {"memory": 3, "no-worker": "x", "<evil>": 9},
+            "inc": {
+                "states": {"memory": 3, "no-worker": "x", "<evil>": 9},
+                "durations": {"compute": 1.5, "x": "y"},
+            },
             **{f"p{i}": {} for i in range(2000)},
         },
         "total_nthreads": "8",
@@ -227,5 +240,6 @@ def test_what_a_hostile_scheduler_says_of_its_state_is_checked_and_clipped() -> 
     assert len(mirror.task_prefixes) == MAX_PREFIXES and mirror.total_nthreads == 0
     states = mirror.task_prefixes["inc"].states
     assert states["memory"] == 3 and states["no-worker"] == 0 and "<evil>" not in states
+    assert mirror.task_prefixes["inc"].all_durations == {"compute": 1.5}
     assert mirror.bandwidth_workers == {("a", "b"): 1.0} and mirror.bandwidth == 0.0
     assert mirror.memory.process == 2**53  # Scheduler.memory's sum, as Dask's Cluster Memory reads it

@@ -42,10 +42,12 @@ class MirroredWorker:
 
 @dataclass(eq=False)
 class MirroredPrefix:
-    """What Dask's Progress reads of a task prefix: its name and its tasks' count per state."""
+    """What Dask's Progress and time-per-key plots read of a task prefix: its name, its tasks'
+    count per state and the seconds they spent per action."""
 
     name: str
     states: dict[str, int]
+    all_durations: dict[str, int | float]
 
 
 @dataclass
@@ -83,8 +85,11 @@ def read_state(raw: object) -> MirroredState | None:
     given = raw.get("prefixes")
     for name, counts in list(given.items())[:MAX_PREFIXES] if isinstance(given, Mapping) else ():
         if isinstance(name, str) and isinstance(counts, Mapping):
-            states = {str(state): _count(counts.get(state)) for state in ALL_TASK_STATES}
-            prefixes[name[:MAX_NAME]] = MirroredPrefix(name[:MAX_NAME], states)
+            given_states = counts.get("states")
+            known = given_states if isinstance(given_states, Mapping) else {}
+            states = {str(state): _count(known.get(state)) for state in ALL_TASK_STATES}
+            durations = _metrics(counts.get("durations"))
+            prefixes[name[:MAX_NAME]] = MirroredPrefix(name[:MAX_NAME], states, durations)
     types = raw.get("bandwidth_types")
     pairs: dict[tuple[str, str], float] = {}
     listed = raw.get("bandwidth_workers")
