@@ -36,6 +36,7 @@ DRAWN_FROM_STATE = (
     "/individual-workers-cpu-timeseries",
     "/individual-workers-memory-timeseries",
     "/individual-workers-disk-timeseries",
+    "/individual-exceptions",
 )
 DRAWN = DRAWN_FROM_STREAM + DRAWN_FROM_STATE
 # The header with the plot server's secret: the Jupyter server adds it to each request.

@@ -25,10 +25,13 @@ MAX_WORKERS = 1024  # as the recorder's sampling bound (Limits.max_workers)
 MAX_PREFIXES = 1000  # as the recorder's progress bound (Limits.max_groups)
 MAX_METRICS = 64  # entries of a worker's metrics, and of each of its nested ones
 MAX_PAIRS = 1024  # worker pairs of the bandwidth between workers
+MAX_TEXT = 4000  # of an erred task's exception or traceback text
 
 
-def snapshot(scheduler: Any) -> dict[str, Any]:
-    """The workers (in the scheduler's order) and task prefixes the plots read, as plain data."""
+def snapshot(scheduler: Any, exceptions_since: float = 0.0) -> dict[str, Any]:
+    """The workers (in the scheduler's order) and task prefixes the plots read, as plain data, and
+    the erred tasks the scheduler keeps (Dask's Exceptions) that erred after ``exceptions_since``:
+    their texts are sent once, not every tick."""
     idle = scheduler.idle
     saturated = scheduler.saturated
     workers = []
@@ -68,6 +71,18 @@ def snapshot(scheduler: Any) -> dict[str, Any]:
         "bandwidth": scheduler.bandwidth,
         "bandwidth_types": _numbers(scheduler.bandwidth_types),
         "bandwidth_workers": [[a, b, value] for (a, b), value in pairs],
+        "exceptions": [
+            [
+                erred.key if isinstance(erred.key, str) else str(erred.key),
+                erred.timestamp,
+                list(erred.erred_on),
+                str(erred.exception_text)[:MAX_TEXT],
+                str(erred.traceback_text)[:MAX_TEXT],
+            ]
+            for erred in scheduler.erred_tasks  # newest first
+            if erred.timestamp > exceptions_since
+        ],
+        "exceptions_kept": scheduler.erred_tasks.maxlen,
     }
 
 
@@ -86,7 +101,7 @@ def _numbers(values: Any, nested: bool = False) -> dict[str, Any]:
 
 def offer(scheduler: Any) -> None:
     """Answer ``OP`` on this scheduler from now on."""
-    scheduler.handlers[OP] = lambda comm=None: snapshot(scheduler)
+    scheduler.handlers[OP] = lambda comm=None, exceptions_since=0.0: snapshot(scheduler, exceptions_since)
     scheduler.set_metadata(keys=[METADATA_KEY], value=OP)
 
 

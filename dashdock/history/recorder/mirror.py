@@ -11,6 +11,7 @@ the task stream always, the workers and task prefixes when the scheduler offers 
 
 from __future__ import annotations
 
+from collections import deque
 from typing import Any
 
 from distributed.diagnostics.task_stream import TaskStreamPlugin
@@ -18,7 +19,13 @@ from distributed.diagnostics.task_stream import colors as ACTION_COLOURS
 from distributed.scheduler import MemoryState
 
 from dashdock.history.model import MAX_KEY, TaskRecord
-from dashdock.history.recorder.mirror_state import MirroredPrefix, MirroredState, MirroredWorker, read_state
+from dashdock.history.recorder.mirror_state import (
+    MirroredErred,
+    MirroredPrefix,
+    MirroredState,
+    MirroredWorker,
+    read_state,
+)
 
 # The task-stream records a mirror keeps: Dask's Task Stream draws the last 1,000.
 MAX_TASK_RECORDS = 10_000
@@ -43,6 +50,10 @@ class SchedulerMirror:
         self.bandwidth = 0.0
         self.bandwidth_types: dict[str, int | float] = {}
         self.bandwidth_workers: dict[tuple[str, str], float] = {}
+        # Dask's Exceptions: the erred tasks the scheduler keeps, newest first; each is read once
+        # (the recorder asks for those after ``exceptions_since``).
+        self.erred_tasks: deque[MirroredErred] = deque(maxlen=100)
+        self.exceptions_since = 0.0
         self.has_state = False  # whether the scheduler offered its state (the plots that need it)
 
     @property
@@ -60,6 +71,11 @@ class SchedulerMirror:
         self.task_prefixes, self.total_nthreads = state.task_prefixes, state.total_nthreads
         self.bandwidth, self.bandwidth_types = state.bandwidth, state.bandwidth_types
         self.bandwidth_workers = state.bandwidth_workers
+        if state.erred_kept and state.erred_kept != self.erred_tasks.maxlen:
+            self.erred_tasks = deque(self.erred_tasks, maxlen=state.erred_kept)
+        for erred in reversed(state.erred):  # oldest first, so the newest ends up first
+            self.erred_tasks.appendleft(erred)
+            self.exceptions_since = max(self.exceptions_since, erred.timestamp)
         self.has_state = True
         return True
 

@@ -21,6 +21,9 @@ MAX_PREFIXES = 1000  # as Limits.max_groups
 MAX_NAME = 256  # a worker's address or name, a prefix's name
 MAX_METRICS = 64  # entries of a worker's metrics, and of each nested one (kernel/plot_state.py)
 MAX_PAIRS = 1024  # worker pairs of the bandwidth between workers
+MAX_ERRED = 1000  # erred tasks kept for Dask's Exceptions (the scheduler's own default: 100)
+MAX_ERRED_TEXT = 4000  # of an exception's or traceback's text, as the scheduler's side clips it
+MAX_ERRED_ON = 16  # workers an erred task is listed on
 _MAX_COUNT = 2**53  # counts and bytes above this are not numbers a scheduler sends
 
 
@@ -50,6 +53,17 @@ class MirroredPrefix:
     all_durations: dict[str, int | float]
 
 
+@dataclass(frozen=True)
+class MirroredErred:
+    """What Dask's Exceptions reads of an erred task the scheduler keeps."""
+
+    key: str
+    timestamp: float
+    erred_on: tuple[str, ...]
+    exception_text: str
+    traceback_text: str
+
+
 @dataclass
 class MirroredState:
     workers: dict[str, MirroredWorker]
@@ -60,6 +74,8 @@ class MirroredState:
     bandwidth: float
     bandwidth_types: dict[str, int | float]
     bandwidth_workers: dict[tuple[str, str], float]
+    erred: list[MirroredErred]  # newest first, as the scheduler keeps them
+    erred_kept: int  # how many the scheduler keeps
 
 
 def read_state(raw: object) -> MirroredState | None:
@@ -105,7 +121,28 @@ def read_state(raw: object) -> MirroredState | None:
         _seconds(raw.get("bandwidth")),
         _metrics(types),
         pairs,
+        _erred(raw.get("exceptions")),
+        min(_count(raw.get("exceptions_kept")), MAX_ERRED),
     )
+
+
+def _erred(listed: object) -> list[MirroredErred]:
+    erred = []
+    for item in listed[:MAX_ERRED] if isinstance(listed, (list, tuple)) else ():
+        if not isinstance(item, (list, tuple)) or len(item) != 5:
+            continue
+        key, when, on, exception, traceback = item
+        workers = tuple(str(w)[:MAX_NAME] for w in on[:MAX_ERRED_ON]) if isinstance(on, (list, tuple)) else ()
+        erred.append(
+            MirroredErred(
+                str(key)[:MAX_NAME],
+                _seconds(when),
+                workers,
+                str(exception)[:MAX_ERRED_TEXT],
+                str(traceback)[:MAX_ERRED_TEXT],
+            )
+        )
+    return erred
 
 
 def _worker(item: Mapping[str, Any]) -> MirroredWorker | None:
