@@ -1,6 +1,6 @@
-"""A recorded source's Task Stream is drawn by dashdock from its recording (``draw_key_plots``, on
+"""A recorded source's key plots are drawn by dashdock from its recording (``draw_key_plots``, on
 by default, asked for here all the same): the pane opens as any other, draws Dask's plot, keeps up
-with the work, and says what it is."""
+with the work, and says what it is; a plot dashdock does not draw stays Dask's page."""
 
 from __future__ import annotations
 
@@ -34,6 +34,11 @@ _NEWEST_TASK = """() => {
 }"""
 
 
+# The titles a plot's document holds (Bokeh draws them on a canvas, not as text).
+_TITLES = """() => [...Bokeh.documents[0].all_models]
+    .map((model) => model.text).filter((text) => typeof text === "string").join("\\n")"""
+
+
 def _drawn(lab: Lab, source: str) -> list[Any]:
     listed: Any = lab.api("dashdock/api/sources")
     found = next((s for s in listed["sources"] if s["id"] == source), {})
@@ -65,7 +70,18 @@ def test_a_recorded_task_stream_is_drawn_by_dashdock_and_keeps_up(
     wait_until(lambda: frame.evaluate(_NEWEST_TASK)[0] > first_newest, timeout=60)
     screenshot(page, "drawn-task-stream")
 
-    # Progress is not drawn here yet: its pane is Dask's own page and says nothing more.
+    # The sample work's scheduler offers its state (kernel/plot_state.py): Progress is drawn too,
+    # with the counts of the tasks under way.
+    wait_until(lambda: "/individual-progress" in _drawn(lab, source), timeout=60)
     plot_item(page, "Progress").click()
     wait_for_bokeh_plot(page, "Progress")
-    expect(pane(page, "Progress")).to_have_attribute("data-drawn", "false")
+    expect(pane(page, "Progress")).to_have_attribute("data-drawn", "true")
+    progress = pane_frame(page, "Progress")
+    wait_until(lambda: "Progress -- total: " in progress.evaluate(_TITLES), timeout=60)
+    screenshot(page, "drawn-progress")
+
+    # Memory by key is not drawn by dashdock: its pane is Dask's own page and says nothing more.
+    plot_item(page, "Memory By Key").click()
+    wait_for_bokeh_plot(page, "Memory By Key")
+    expect(pane(page, "Memory By Key")).to_have_attribute("data-drawn", "false")
+    expect(pane(page, "Memory By Key").locator(".jp-dashdock-PaneStatus")).not_to_contain_text("dashdock")
