@@ -80,8 +80,8 @@ def test_a_recorded_task_stream_is_drawn_by_dashdock_and_keeps_up(
     wait_until(lambda: "Progress -- total: " in progress.evaluate(_TITLES), timeout=60)
     screenshot(page, "drawn-progress")
 
-    # Memory by key is not drawn by dashdock: its pane is Dask's own page and says nothing more.
-    plot_item(page, "Memory By Key").click()
-    wait_for_bokeh_plot(page, "Memory By Key")
-    expect(pane(page, "Memory By Key")).to_have_attribute("data-drawn", "false")
-    expect(pane(page, "Memory By Key").locator(".jp-dashdock-PaneStatus")).not_to_contain_text("dashdock")
+    # The scheduler's own profile is not drawn by dashdock: its pane is Dask's page, saying nothing more.
+    plot_item(page, "Profile Server").click()
+    wait_for_bokeh_plot(page, "Profile Server")
+    expect(pane(page, "Profile Server")).to_have_attribute("data-drawn", "false")
+    expect(pane(page, "Profile Server").locator(".jp-dashdock-PaneStatus")).not_to_contain_text("dashdock")

@@ -37,6 +37,9 @@ DRAWN_FROM_STATE = (
     "/individual-workers-memory-timeseries",
     "/individual-workers-disk-timeseries",
     "/individual-exceptions",
+    "/individual-memory-by-key",
+    "/individual-gpu-memory",
+    "/individual-gpu-utilization",
 )
 DRAWN = DRAWN_FROM_STREAM + DRAWN_FROM_STATE
 # The header with the plot server's secret: the Jupyter server adds it to each request.

@@ -28,10 +28,12 @@ MAX_PAIRS = 1024  # worker pairs of the bandwidth between workers
 MAX_TEXT = 4000  # of an erred task's exception or traceback text
 
 
-def snapshot(scheduler: Any, exceptions_since: float = 0.0) -> dict[str, Any]:
+def snapshot(scheduler: Any, exceptions_since: float = 0.0, parts: Any = ()) -> dict[str, Any]:
     """The workers (in the scheduler's order) and task prefixes the plots read, as plain data, and
     the erred tasks the scheduler keeps (Dask's Exceptions) that erred after ``exceptions_since``:
-    their texts are sent once, not every tick."""
+    their texts are sent once, not every tick. ``parts`` asks for what costs a pass over every task
+    in memory, only while its plot is watched: ``memory_by_key``."""
+    held = "memory_by_key" in parts
     idle = scheduler.idle
     saturated = scheduler.saturated
     workers = []
@@ -54,6 +56,7 @@ def snapshot(scheduler: Any, exceptions_since: float = 0.0) -> dict[str, Any]:
                 # As Dask's plots test them: ``idle`` is keyed by address, ``saturated`` holds states.
                 "idle": ws in idle,
                 "saturated": ws in saturated,
+                **({"held": _held(ws)} if held else {}),
             }
         )
     prefixes = {
@@ -86,6 +89,23 @@ def snapshot(scheduler: Any, exceptions_since: float = 0.0) -> dict[str, Any]:
     }
 
 
+def _held(ws: Any) -> dict[str, list[int]]:
+    """A worker's tasks in memory by name, as Dask's Memory by key groups them: [count, bytes]."""
+    from dask.utils import key_split
+
+    by_name: dict[str, list[int]] = {}
+    for ts in ws.has_what:
+        name = key_split(ts.key)
+        counted = by_name.get(name)
+        if counted is None:
+            if len(by_name) >= MAX_PREFIXES:
+                continue
+            counted = by_name[name] = [0, 0]
+        counted[0] += 1
+        counted[1] += ts.nbytes
+    return by_name
+
+
 def _numbers(values: Any, nested: bool = False) -> dict[str, Any]:
     """The entries of ``values`` with a name and a number (or, ``nested``, a dict of such)."""
     kept: dict[str, Any] = {}
@@ -101,7 +121,9 @@ def _numbers(values: Any, nested: bool = False) -> dict[str, Any]:
 
 def offer(scheduler: Any) -> None:
     """Answer ``OP`` on this scheduler from now on."""
-    scheduler.handlers[OP] = lambda comm=None, exceptions_since=0.0: snapshot(scheduler, exceptions_since)
+    scheduler.handlers[OP] = lambda comm=None, exceptions_since=0.0, parts=(): snapshot(
+        scheduler, exceptions_since, parts
+    )
     scheduler.set_metadata(keys=[METADATA_KEY], value=OP)
 
 

@@ -156,6 +156,10 @@ async def test_progress_and_worker_plots_are_drawn_with_dasks_numbers_and_colour
             if kind == "data" and "managed" in data
         )
         assert sum(memory["managed"]) > 0  # not an empty plot that matches an empty plot
+        (by_key,) = [
+            d for k, d in await _ours(jupyter, source_id, "/individual-memory-by-key") if k == "data"
+        ]
+        assert dict(zip(by_key["name"], by_key["count"], strict=True))["kept"] == 40
         bandwidth = next(
             d for k, d in await _ours(jupyter, source_id, "/individual-bandwidth-workers") if k == "data"
         )
@@ -197,7 +201,7 @@ def test_what_a_hostile_scheduler_says_of_its_state_is_checked_and_clipped() -> 
     from distributed.core import Status
 
     from dashdock.history.recorder.mirror import SchedulerMirror
-    from dashdock.history.recorder.mirror_state import MAX_NAME, MAX_PREFIXES, MAX_WORKERS
+    from dashdock.history.recorder.mirror_state import MAX_HELD, MAX_NAME, MAX_PREFIXES, MAX_WORKERS
 
     mirror = SchedulerMirror()
     assert not mirror.update_state(["not", "a", "state"]) and not mirror.has_state
@@ -216,6 +220,7 @@ def test_what_a_hostile_scheduler_says_of_its_state_is_checked_and_clipped() -> 
         "processing": 10**30,
         "idle": "yes",
         "saturated": True,
+        "held": {"x": [10**12, 5], "y": ["many", 1], "z": [1]},
     }
     raw = {
         "workers": [worker, worker, "junk", {"address": 5}]
@@ -240,6 +245,8 @@ def test_what_a_hostile_scheduler_says_of_its_state_is_checked_and_clipped() -> 
     assert first.metrics == {"cpu": 2.0**53, "memory": 0.0, "transfer": {"incoming_bytes": 5}}
     assert len(first.processing) == 2**53
     assert first in mirror.saturated and first not in mirror.idle
+    # Memory by key walks one object per task: never more than MAX_HELD over all workers.
+    assert len(first.has_what) == MAX_HELD and first.has_what.by_name == {"x": (MAX_HELD, 5), "y": (0, 1)}
     # The duplicate address and the entries that are not workers are dropped; at most MAX_WORKERS
     # entries are read at all.
     assert len(mirror.workers) == MAX_WORKERS - 3

@@ -11,6 +11,7 @@ the task stream always, the workers and task prefixes when the scheduler offers 
 
 from __future__ import annotations
 
+import weakref
 from collections import deque
 from typing import Any
 
@@ -54,7 +55,19 @@ class SchedulerMirror:
         # (the recorder asks for those after ``exceptions_since``).
         self.erred_tasks: deque[MirroredErred] = deque(maxlen=100)
         self.exceptions_since = 0.0
+        self._viewers: dict[str, weakref.WeakSet[Any]] = {}  # plot path -> its pages' documents
         self.has_state = False  # whether the scheduler offered its state (the plots that need it)
+
+    def viewing(self, path: str, doc: Any) -> None:
+        """A page of ``path`` draws from this mirror (until its Bokeh session ends)."""
+        self._viewers.setdefault(path, weakref.WeakSet()).add(doc)
+
+    def watched(self, path: str) -> bool:
+        """Whether a page of ``path`` is open: what costs the scheduler more is asked for only then."""
+        return any(
+            doc.session_context is not None and not doc.session_context.destroyed
+            for doc in list(self._viewers.get(path, ()))
+        )
 
     @property
     def memory(self) -> MemoryState:

@@ -9,7 +9,7 @@ recorder samples. Nothing here is ever sent back anywhere; it is drawn.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,7 +24,35 @@ MAX_PAIRS = 1024  # worker pairs of the bandwidth between workers
 MAX_ERRED = 1000  # erred tasks kept for Dask's Exceptions (the scheduler's own default: 100)
 MAX_ERRED_TEXT = 4000  # of an exception's or traceback's text, as the scheduler's side clips it
 MAX_ERRED_ON = 16  # workers an erred task is listed on
+# Tasks in memory counted for Memory by key, over all workers: the plot walks one object per task,
+# so a scheduler cannot make it walk more than this (Dask's own page walks every task).
+MAX_HELD = 1_000_000
 _MAX_COUNT = 2**53  # counts and bytes above this are not numbers a scheduler sends
+
+
+@dataclass(frozen=True)
+class _Held:
+    key: str
+    nbytes: int
+
+
+class HeldTasks:
+    """A worker's tasks in memory by name (``name -> (count, bytes)``), iterated as Dask's Memory by
+    key iterates ``has_what``: one object per task, the first of a name carrying their bytes."""
+
+    def __init__(self, by_name: dict[str, tuple[int, int]]) -> None:
+        self.by_name = by_name
+
+    def __iter__(self) -> Iterator[_Held]:
+        for name, (count, nbytes) in self.by_name.items():
+            if count:
+                yield _Held(name, nbytes)
+                rest = _Held(name, 0)
+                for _ in range(count - 1):
+                    yield rest
+
+    def __len__(self) -> int:
+        return sum(count for count, _ in self.by_name.values())
 
 
 @dataclass(eq=False)  # hashed by identity, as Dask's WorkerState is in its sets
@@ -41,6 +69,7 @@ class MirroredWorker:
     occupancy: float
     processing: range  # Dask's plots take its length and truth; a range holds no tasks
     metrics: dict[str, float] = field(default_factory=dict)
+    has_what: HeldTasks = field(default_factory=lambda: HeldTasks({}))  # only while Memory by key is watched
 
 
 @dataclass(eq=False)
@@ -86,12 +115,14 @@ def read_state(raw: object) -> MirroredState | None:
     idle: set[MirroredWorker] = set()
     saturated: set[MirroredWorker] = set()
     listed = raw.get("workers")
+    held_budget = MAX_HELD
     for item in listed[:MAX_WORKERS] if isinstance(listed, (list, tuple)) else ():
         if not isinstance(item, Mapping):
             continue
         worker = _worker(item)
         if worker is None or worker.address in workers:
             continue
+        worker.has_what, held_budget = _held(item.get("held"), held_budget)
         workers[worker.address] = worker
         if item.get("idle") is True:
             idle.add(worker)
@@ -124,6 +155,17 @@ def read_state(raw: object) -> MirroredState | None:
         _erred(raw.get("exceptions")),
         min(_count(raw.get("exceptions_kept")), MAX_ERRED),
     )
+
+
+def _held(given: object, budget: int) -> tuple[HeldTasks, int]:
+    """A worker's checked ``held`` counts, and what is left of the budget of tasks counted."""
+    by_name: dict[str, tuple[int, int]] = {}
+    for name, counted in list(given.items())[:MAX_PREFIXES] if isinstance(given, Mapping) else ():
+        if isinstance(name, str) and isinstance(counted, (list, tuple)) and len(counted) == 2:
+            count = min(_count(counted[0]), budget)
+            budget -= count
+            by_name[name[:MAX_NAME]] = (count, _count(counted[1]))
+    return HeldTasks(by_name), budget
 
 
 def _erred(listed: object) -> list[MirroredErred]:

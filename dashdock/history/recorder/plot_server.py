@@ -86,7 +86,7 @@ class PlotServer:
     def start(self) -> None:
         from distributed.dashboard.scheduler import applications
 
-        apps = {path: Application(FunctionHandler(self._page(applications[path]))) for path in DRAWN}
+        apps = {path: Application(FunctionHandler(self._page(path, applications[path]))) for path in DRAWN}
         tornado_app = _RelativeResources(
             apps,
             prefix="/",
@@ -118,7 +118,9 @@ class PlotServer:
             for connection in list(getattr(session, "_subscribed_connections", ())):
                 connection._socket.close()
 
-    def _page(self, draw: Callable[[Any, dict[str, Any], Document], None]) -> Callable[[Document], None]:
+    def _page(
+        self, path: str, draw: Callable[[Any, dict[str, Any], Document], None]
+    ) -> Callable[[Document], None]:
         def page(doc: Document) -> None:
             context: Any = doc.session_context
             arguments = context.request.arguments if context is not None else {}
@@ -129,6 +131,7 @@ class PlotServer:
                 doc.add_root(Div(text="This recording has ended; reload the pane."))
                 return
             draw(mirror, {"prefix": "/"}, doc)
+            mirror.viewing(path, doc)  # what the scheduler is asked for depends on what is watched
             self._pages.setdefault(run_id, weakref.WeakSet()).add(doc)
 
         return page
