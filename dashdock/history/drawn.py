@@ -40,6 +40,8 @@ DRAWN_FROM_STATE = (
     "/individual-memory-by-key",
     "/individual-gpu-memory",
     "/individual-gpu-utilization",
+    "/individual-scheduler-system",
+    "/individual-contention",
 )
 DRAWN = DRAWN_FROM_STREAM + DRAWN_FROM_STATE
 # The header with the plot server's secret: the Jupyter server adds it to each request.

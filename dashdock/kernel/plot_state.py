@@ -28,11 +28,14 @@ MAX_PAIRS = 1024  # worker pairs of the bandwidth between workers
 MAX_TEXT = 4000  # of an erred task's exception or traceback text
 
 
-def snapshot(scheduler: Any, exceptions_since: float = 0.0, parts: Any = ()) -> dict[str, Any]:
-    """The workers (in the scheduler's order) and task prefixes the plots read, as plain data, and
-    the erred tasks the scheduler keeps (Dask's Exceptions) that erred after ``exceptions_since``:
-    their texts are sent once, not every tick. ``parts`` asks for what costs a pass over every task
-    in memory, only while its plot is watched: ``memory_by_key``."""
+def snapshot(
+    scheduler: Any, exceptions_since: float = 0.0, parts: Any = (), monitor_since: int = 0
+) -> dict[str, Any]:
+    """The workers (in the scheduler's order) and task prefixes the plots read, as plain data; the
+    erred tasks the scheduler keeps (Dask's Exceptions) that erred after ``exceptions_since`` and
+    its own system monitor's rows after the ``monitor_since``-th: each sent once, not every tick.
+    ``parts`` asks for what costs a pass over every task in memory, only while its plot is watched:
+    ``memory_by_key``."""
     held = "memory_by_key" in parts
     idle = scheduler.idle
     saturated = scheduler.saturated
@@ -67,6 +70,7 @@ def snapshot(scheduler: Any, exceptions_since: float = 0.0, parts: Any = ()) -> 
         for name, tp in list(scheduler.task_prefixes.items())[:MAX_PREFIXES]
     }
     pairs = list(scheduler.bandwidth_workers.items())[:MAX_PAIRS]
+    monitor = scheduler.monitor
     return {
         "workers": workers,
         "prefixes": prefixes,
@@ -86,6 +90,13 @@ def snapshot(scheduler: Any, exceptions_since: float = 0.0, parts: Any = ()) -> 
             if erred.timestamp > exceptions_since
         ],
         "exceptions_kept": scheduler.erred_tasks.maxlen,
+        "monitor": {
+            "count": monitor.count,
+            "kept": monitor.maxlen,
+            "gil": monitor.monitor_gil_contention,
+            "rows": monitor.range_query(start=monitor_since),
+        },
+        "tick_interval": scheduler._tick_interval_observed,  # Contention's event-loop health
     }
 
 
@@ -121,8 +132,8 @@ def _numbers(values: Any, nested: bool = False) -> dict[str, Any]:
 
 def offer(scheduler: Any) -> None:
     """Answer ``OP`` on this scheduler from now on."""
-    scheduler.handlers[OP] = lambda comm=None, exceptions_since=0.0, parts=(): snapshot(
-        scheduler, exceptions_since, parts
+    scheduler.handlers[OP] = lambda comm=None, exceptions_since=0.0, parts=(), monitor_since=0: snapshot(
+        scheduler, exceptions_since, parts, monitor_since
     )
     scheduler.set_metadata(keys=[METADATA_KEY], value=OP)
 

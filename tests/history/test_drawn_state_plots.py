@@ -96,6 +96,15 @@ async def _dasks(cluster: LocalCluster, path: str) -> list[tuple[str, Any]]:
     return _now(plot_contents(await _pull(connection)), path)
 
 
+async def _equal(jupyter: Jupyter, source_id: str, path: str, theirs: list[tuple[str, Any]]) -> bool:
+    return await _ours(jupyter, source_id, path) == theirs
+
+
+def _stop_measuring(dask_scheduler: Any) -> None:
+    for name in ("monitor", "tick", "ticks"):
+        dask_scheduler.periodic_callbacks[name].stop()
+
+
 def _fail(x: int) -> int:
     raise ValueError(x)
 
@@ -128,9 +137,11 @@ async def test_progress_and_worker_plots_are_drawn_with_dasks_numbers_and_colour
         # One task that reads from both workers: bytes move between them (the bandwidth plots).
         together = client.submit(lambda parts: sum(map(len, parts)), kept, key="together")
         await wait([*kept, *erred, together])
-        # Frozen: no more heartbeats (the workers' memory and CPU readings), nothing running.
+        # Frozen: no more heartbeats (the workers' memory and CPU readings), nothing running, and
+        # the scheduler no longer measures its own process or event loop.
         for worker in cluster.workers.values():
             worker.periodic_callbacks["heartbeat"].stop()
+        await client.run_on_scheduler(_stop_measuring)
         # Our pages cost the scheduler no Bokeh session; Dask's are opened below only to compare.
         for path in DRAWN_FROM_STATE:
             await _ours(jupyter, source_id, path)
@@ -140,7 +151,14 @@ async def test_progress_and_worker_plots_are_drawn_with_dasks_numbers_and_colour
 
         async def same() -> bool:  # once a recorder tick has read the frozen state
             for path in DRAWN_FROM_STATE:
-                ours, theirs = await _ours(jupyter, source_id, path), await _dasks(cluster, path)
+                # Dask's page first: opening Scheduler System makes the scheduler measure once.
+                theirs = await _dasks(cluster, path)
+                if path == "/individual-scheduler-system":  # ours, once a recorder tick has that row
+                    if not await eventually(lambda p=path, t=theirs: _equal(jupyter, source_id, p, t), 10):
+                        differs[:] = [(path, await _ours(jupyter, source_id, path), theirs)]
+                        return False
+                    continue
+                ours = await _ours(jupyter, source_id, path)
                 if ours != theirs:
                     differs[:] = [(path, ours, theirs)]
                     return False
@@ -259,3 +277,41 @@ def test_what_a_hostile_scheduler_says_of_its_state_is_checked_and_clipped() -> 
     assert len(erred.erred_on) == 16 and len(erred.exception_text) == 4000 and erred.traceback_text == "None"
     assert mirror.erred_tasks.maxlen == 1000 and mirror.exceptions_since == 2.0
     assert mirror.memory.process == 2**53  # Scheduler.memory's sum, as Dask's Cluster Memory reads it
+
+
+def test_the_mirrored_monitor_answers_as_dasks_own_and_refuses_junk() -> None:
+    from distributed.system_monitor import SystemMonitor
+
+    from dashdock.history.recorder.mirror_monitor import MAX_QUANTITIES, MAX_ROWS, MirroredMonitor
+
+    real = SystemMonitor(maxlen=5)
+    mirrored = MirroredMonitor()
+    for _ in range(3):  # read in pieces, as the recorder does once a tick
+        for _ in range(3):
+            real.update()
+        mirrored.add(
+            {"count": real.count, "kept": real.maxlen, "rows": real.range_query(start=mirrored.count)}
+        )
+    for start in (-1, 0, 3, 6, 8, 9, 20):
+        assert mirrored.range_query(start) == real.range_query(start), start
+    assert mirrored.recent() == real.recent()
+
+    hostile = MirroredMonitor()
+    hostile.add(
+        {
+            "count": True,
+            "kept": 10**9,
+            "gil": "yes",
+            "rows": {**{f"q{i}": [1] for i in range(100)}, "cpu": [float("nan"), "x", 2] * 10**4, 5: [1]},
+        }
+    )
+    assert (
+        len(hostile.quantities) == MAX_QUANTITIES
+        and hostile.count == 0
+        and not hostile.monitor_gil_contention
+    )
+    hostile.add({"rows": {"more": [1]}})
+    assert "more" not in hostile.quantities  # no more names, over all answers
+    long = MirroredMonitor()
+    long.add({"count": 3 * 10**4, "rows": {"cpu": [float("nan"), "x", 2] * 10**4}})
+    assert len(long.quantities["cpu"]) == MAX_ROWS and list(long.quantities["cpu"])[-3:] == [None, None, 2]

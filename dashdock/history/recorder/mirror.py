@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import weakref
 from collections import deque
+from collections.abc import Mapping
 from typing import Any
 
 from distributed.diagnostics.task_stream import TaskStreamPlugin
@@ -20,6 +21,7 @@ from distributed.diagnostics.task_stream import colors as ACTION_COLOURS
 from distributed.scheduler import MemoryState
 
 from dashdock.history.model import MAX_KEY, TaskRecord
+from dashdock.history.recorder.mirror_monitor import MirroredMonitor
 from dashdock.history.recorder.mirror_state import (
     MirroredErred,
     MirroredPrefix,
@@ -55,6 +57,8 @@ class SchedulerMirror:
         # (the recorder asks for those after ``exceptions_since``).
         self.erred_tasks: deque[MirroredErred] = deque(maxlen=100)
         self.exceptions_since = 0.0
+        self.monitor = MirroredMonitor()  # the scheduler's own system monitor (Scheduler System)
+        self._tick_interval_observed = 0.0
         self._viewers: dict[str, weakref.WeakSet[Any]] = {}  # plot path -> its pages' documents
         self.has_state = False  # whether the scheduler offered its state (the plots that need it)
 
@@ -84,6 +88,9 @@ class SchedulerMirror:
         self.task_prefixes, self.total_nthreads = state.task_prefixes, state.total_nthreads
         self.bandwidth, self.bandwidth_types = state.bandwidth, state.bandwidth_types
         self.bandwidth_workers = state.bandwidth_workers
+        self._tick_interval_observed = state.tick_interval
+        if isinstance(raw, Mapping):
+            self.monitor.add(raw.get("monitor"))
         if state.erred_kept and state.erred_kept != self.erred_tasks.maxlen:
             self.erred_tasks = deque(self.erred_tasks, maxlen=state.erred_kept)
         for erred in reversed(state.erred):  # oldest first, so the newest ends up first

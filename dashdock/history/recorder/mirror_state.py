@@ -105,6 +105,7 @@ class MirroredState:
     bandwidth_workers: dict[tuple[str, str], float]
     erred: list[MirroredErred]  # newest first, as the scheduler keeps them
     erred_kept: int  # how many the scheduler keeps
+    tick_interval: float  # how late the scheduler's event loop ticks (Dask's Contention)
 
 
 def read_state(raw: object) -> MirroredState | None:
@@ -154,6 +155,7 @@ def read_state(raw: object) -> MirroredState | None:
         pairs,
         _erred(raw.get("exceptions")),
         min(_count(raw.get("exceptions_kept")), MAX_ERRED),
+        _seconds(raw.get("tick_interval")),
     )
 
 

@@ -322,7 +322,9 @@ class RunRecorder:
             if not self.state_offered:
                 return
         parts = ["memory_by_key"] if self.mirror.watched("/individual-memory-by-key") else []
-        state = await self.scheduler.plot_state(self.mirror.exceptions_since, parts)
+        state = await self.scheduler.plot_state(
+            self.mirror.exceptions_since, self.mirror.monitor.count, parts
+        )
         if self.mirror.update_state(state) and not self.state_shown:
             self.state_shown = True  # the server may now send the plots that need it here
             self.emit({"event": "state", "run_id": self.run.id})

@@ -198,11 +198,13 @@ class Scheduler:
         """Whether the scheduler answers ``dashdock_plot_state`` (kernel/plot_state.py offers it)."""
         return await self.comm.call("get_metadata", keys=["dashdock-plot-state"], default=None) is not None
 
-    async def plot_state(self, exceptions_since: float, parts: list[str]) -> object:
+    async def plot_state(self, exceptions_since: float, monitor_since: int, parts: list[str]) -> object:
         """The workers and task prefixes Dask's worker and progress plots read, the erred tasks
-        since ``exceptions_since``, and the costlier ``parts`` asked for (mirror_state.py checks
-        them)."""
-        return await self.comm.call("dashdock_plot_state", exceptions_since=exceptions_since, parts=parts)
+        since ``exceptions_since``, the scheduler's monitor rows since ``monitor_since``, and the
+        costlier ``parts`` asked for (mirror_state.py and mirror_monitor.py check them)."""
+        return await self.comm.call(
+            "dashdock_plot_state", exceptions_since=exceptions_since, monitor_since=monitor_since, parts=parts
+        )
 
     async def metric_samples(self, since: dict[str, int]) -> object:
         """The custom metrics' points since ``since`` ({name: sequence}), from dashdock's metric
