@@ -42,6 +42,7 @@ DRAWN_FROM_STATE = (
     "/individual-gpu-utilization",
     "/individual-scheduler-system",
     "/individual-contention",
+    "/individual-groups",
 )
 DRAWN = DRAWN_FROM_STREAM + DRAWN_FROM_STATE
 # The header with the plot server's secret: the Jupyter server adds it to each request.

@@ -34,8 +34,8 @@ def snapshot(
     """The workers (in the scheduler's order) and task prefixes the plots read, as plain data; the
     erred tasks the scheduler keeps (Dask's Exceptions) that erred after ``exceptions_since`` and
     its own system monitor's rows after the ``monitor_since``-th: each sent once, not every tick.
-    ``parts`` asks for what costs a pass over every task in memory, only while its plot is watched:
-    ``memory_by_key``."""
+    ``parts`` asks for what costs more, only while its plot is watched: ``memory_by_key`` (a pass
+    over every task in memory), ``task_groups`` (the groups and their dependencies)."""
     held = "memory_by_key" in parts
     idle = scheduler.idle
     saturated = scheduler.saturated
@@ -97,6 +97,23 @@ def snapshot(
             "rows": monitor.range_query(start=monitor_since),
         },
         "tick_interval": scheduler._tick_interval_observed,  # Contention's event-loop health
+        "transition_counter": scheduler.transition_counter,
+        **({"task_groups": _task_groups(scheduler)} if "task_groups" in parts else {}),
+    }
+
+
+def _task_groups(scheduler: Any) -> dict[str, Any]:
+    """What Dask's Task Groups graph reads of each group (the first ``MAX_PREFIXES``)."""
+    return {
+        str(name): {
+            "prefix": str(tg.prefix.name),
+            "dependencies": [str(dep.name) for dep in list(tg.dependencies)[:MAX_PREFIXES]],
+            "states": {str(state): int(count) for state, count in tg.states.items()},
+            "nbytes_total": tg.nbytes_total,
+            "duration": tg.duration,
+            "types": [str(kind) for kind in list(tg.types)[:MAX_METRICS]],
+        }
+        for name, tg in list(scheduler.task_groups.items())[:MAX_PREFIXES]
     }
 
 

@@ -21,12 +21,14 @@ from distributed.diagnostics.task_stream import colors as ACTION_COLOURS
 from distributed.scheduler import MemoryState
 
 from dashdock.history.model import MAX_KEY, TaskRecord
+from dashdock.history.recorder.mirror_groups import MirroredGroup, read_groups
 from dashdock.history.recorder.mirror_monitor import MirroredMonitor
 from dashdock.history.recorder.mirror_state import (
     MirroredErred,
     MirroredPrefix,
     MirroredState,
     MirroredWorker,
+    checked_count,
     read_state,
 )
 
@@ -59,6 +61,8 @@ class SchedulerMirror:
         self.exceptions_since = 0.0
         self.monitor = MirroredMonitor()  # the scheduler's own system monitor (Scheduler System)
         self._tick_interval_observed = 0.0
+        self.task_groups: dict[str, MirroredGroup] = {}  # read only while Task Groups is watched
+        self.transition_counter = 0
         self._viewers: dict[str, weakref.WeakSet[Any]] = {}  # plot path -> its pages' documents
         self.has_state = False  # whether the scheduler offered its state (the plots that need it)
 
@@ -91,6 +95,11 @@ class SchedulerMirror:
         self._tick_interval_observed = state.tick_interval
         if isinstance(raw, Mapping):
             self.monitor.add(raw.get("monitor"))
+            groups = read_groups(raw.get("task_groups"))
+            if groups is not None:
+                # Task Groups redraws when the counter moves: it moves with the groups read with it.
+                self.task_groups = groups
+                self.transition_counter = checked_count(raw.get("transition_counter"))
         if state.erred_kept and state.erred_kept != self.erred_tasks.maxlen:
             self.erred_tasks = deque(self.erred_tasks, maxlen=state.erred_kept)
         for erred in reversed(state.erred):  # oldest first, so the newest ends up first

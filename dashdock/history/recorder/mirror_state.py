@@ -135,7 +135,7 @@ def read_state(raw: object) -> MirroredState | None:
         if isinstance(name, str) and isinstance(counts, Mapping):
             given_states = counts.get("states")
             known = given_states if isinstance(given_states, Mapping) else {}
-            states = {str(state): _count(known.get(state)) for state in ALL_TASK_STATES}
+            states = {str(state): checked_count(known.get(state)) for state in ALL_TASK_STATES}
             durations = _metrics(counts.get("durations"))
             prefixes[name[:MAX_NAME]] = MirroredPrefix(name[:MAX_NAME], states, durations)
     types = raw.get("bandwidth_types")
@@ -143,19 +143,19 @@ def read_state(raw: object) -> MirroredState | None:
     listed = raw.get("bandwidth_workers")
     for pair in listed[:MAX_PAIRS] if isinstance(listed, (list, tuple)) else ():
         if isinstance(pair, (list, tuple)) and len(pair) == 3 and all(isinstance(a, str) for a in pair[:2]):
-            pairs[(pair[0][:MAX_NAME], pair[1][:MAX_NAME])] = _seconds(pair[2])
+            pairs[(pair[0][:MAX_NAME], pair[1][:MAX_NAME])] = checked_seconds(pair[2])
     return MirroredState(
         workers,
         idle,
         saturated,
         prefixes,
-        _count(raw.get("total_nthreads")),
-        _seconds(raw.get("bandwidth")),
+        checked_count(raw.get("total_nthreads")),
+        checked_seconds(raw.get("bandwidth")),
         _metrics(types),
         pairs,
         _erred(raw.get("exceptions")),
-        min(_count(raw.get("exceptions_kept")), MAX_ERRED),
-        _seconds(raw.get("tick_interval")),
+        min(checked_count(raw.get("exceptions_kept")), MAX_ERRED),
+        checked_seconds(raw.get("tick_interval")),
     )
 
 
@@ -164,9 +164,9 @@ def _held(given: object, budget: int) -> tuple[HeldTasks, int]:
     by_name: dict[str, tuple[int, int]] = {}
     for name, counted in list(given.items())[:MAX_PREFIXES] if isinstance(given, Mapping) else ():
         if isinstance(name, str) and isinstance(counted, (list, tuple)) and len(counted) == 2:
-            count = min(_count(counted[0]), budget)
+            count = min(checked_count(counted[0]), budget)
             budget -= count
-            by_name[name[:MAX_NAME]] = (count, _count(counted[1]))
+            by_name[name[:MAX_NAME]] = (count, checked_count(counted[1]))
     return HeldTasks(by_name), budget
 
 
@@ -180,7 +180,7 @@ def _erred(listed: object) -> list[MirroredErred]:
         erred.append(
             MirroredErred(
                 str(key)[:MAX_NAME],
-                _seconds(when),
+                checked_seconds(when),
                 workers,
                 str(exception)[:MAX_ERRED_TEXT],
                 str(traceback)[:MAX_ERRED_TEXT],
@@ -193,12 +193,12 @@ def _worker(item: Mapping[str, Any]) -> MirroredWorker | None:
     address = item.get("address")
     if not isinstance(address, str) or not address:
         return None
-    process = _count(item.get("process"))
+    process = checked_count(item.get("process"))
     memory = MemoryState(
         process=process,
-        unmanaged_old=_count(item.get("unmanaged_old")),
-        managed=_count(item.get("managed")),
-        spilled=_count(item.get("spilled")),
+        unmanaged_old=checked_count(item.get("unmanaged_old")),
+        managed=checked_count(item.get("managed")),
+        spilled=checked_count(item.get("spilled")),
     )
     name = item.get("name")
     given = item.get("status")
@@ -206,12 +206,12 @@ def _worker(item: Mapping[str, Any]) -> MirroredWorker | None:
     return MirroredWorker(
         address=address[:MAX_NAME],
         name=name if isinstance(name, int) and not isinstance(name, bool) else str(name or "")[:MAX_NAME],
-        nthreads=_count(item.get("nthreads")),
-        memory_limit=_count(item.get("memory_limit")),
+        nthreads=checked_count(item.get("nthreads")),
+        memory_limit=checked_count(item.get("memory_limit")),
         status=status,
         memory=memory,
-        occupancy=_seconds(item.get("occupancy")),
-        processing=range(min(_count(item.get("processing")), _MAX_COUNT)),
+        occupancy=checked_seconds(item.get("occupancy")),
+        processing=range(min(checked_count(item.get("processing")), _MAX_COUNT)),
         # Dask's plots read these two of every worker: a scheduler that left them out has zeros.
         metrics={"cpu": 0.0, "memory": 0.0, **_metrics(item.get("metrics"), nested=True)},
     )
@@ -226,17 +226,21 @@ def _metrics(given: object, nested: bool = False) -> dict[str, Any]:
         if isinstance(value, Mapping) and nested:
             kept[name[:MAX_NAME]] = _metrics(value)
         elif isinstance(value, (int, float)) and not isinstance(value, bool):
-            kept[name[:MAX_NAME]] = _seconds(value) if isinstance(value, float) else _count(value)
+            kept[name[:MAX_NAME]] = (
+                checked_seconds(value) if isinstance(value, float) else checked_count(value)
+            )
     return kept
 
 
-def _count(value: object) -> int:
+def checked_count(value: object) -> int:
+    """A count or a number of bytes: 0 for anything else, never negative, at most 2**53."""
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         return 0
     return int(min(max(value, 0), _MAX_COUNT))
 
 
-def _seconds(value: object) -> float:
+def checked_seconds(value: object) -> float:
+    """A number of seconds (or a rate): 0.0 for anything else, never negative, at most 2**53."""
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         return 0.0
     return float(min(max(value, 0.0), _MAX_COUNT))

@@ -321,7 +321,8 @@ class RunRecorder:
             self.state_offered = await self.scheduler.offers_plot_state()
             if not self.state_offered:
                 return
-        parts = ["memory_by_key"] if self.mirror.watched("/individual-memory-by-key") else []
+        watched = {"memory_by_key": "/individual-memory-by-key", "task_groups": "/individual-groups"}
+        parts = [part for part, path in watched.items() if self.mirror.watched(path)]
         state = await self.scheduler.plot_state(
             self.mirror.exceptions_since, self.mirror.monitor.count, parts
         )
