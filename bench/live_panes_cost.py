@@ -35,9 +35,11 @@ keep computing for Bokeh's unused-session lifetime (15 s by default); the cluste
 the rounds do not wait that long, which changes nothing while the pages are open.
 
 Printed: per way and N the median workload seconds, its ratio to the "none" median, median scheduler and
-Jupyter server CPU seconds over the workload, the Bokeh sessions open in the scheduler when it started,
-and the 1-minute load average after it. Figures only, nothing asserted. Chromium shares the machine's
-cores with the scheduler: the browser drawing N plots is part of what N open plots cost.
+Jupyter server CPU seconds over the workload (the server's also as a share of one core), the p99 latency
+of the Jupyter server's ``GET api/status`` polled every 50 ms during the workload, the Bokeh sessions
+open in the scheduler when it started, and the 1-minute load average after it. Figures only, nothing
+asserted. Chromium shares the machine's cores with the scheduler: the browser drawing N plots is part of
+what N open plots cost.
 
     .venv/bin/python bench/live_panes_cost.py [tasks] [rounds]   (30000 and 2; ~10 min on 2 cores)
 """
@@ -50,6 +52,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from collections import defaultdict
@@ -290,6 +293,40 @@ class Runs:
     server_cpu: list[float] = field(default_factory=list)
     sessions: list[int] = field(default_factory=list)
     load: list[float] = field(default_factory=list)
+    status_p99: list[float] = field(default_factory=list)
+
+
+class StatusPoller:
+    """``GET {base}api/status`` every 50 ms on a fixed schedule (a stall counts every poll it
+    delays) in a thread of its own, while the workload runs: how the Jupyter server answers."""
+
+    def __init__(self, url: str) -> None:
+        self.url = f"{url}/api/status"
+        self.latencies: list[float] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._poll, daemon=True)
+
+    def __enter__(self) -> StatusPoller:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _poll(self) -> None:
+        due = time.perf_counter()
+        while not self._stop.is_set():
+            asked = urllib.request.Request(self.url, headers=AUTH)
+            with urllib.request.urlopen(asked, timeout=30) as response:
+                response.read()
+            self.latencies.append(time.perf_counter() - due)  # from when it was due
+            due += 0.05
+            self._stop.wait(max(0.0, due - time.perf_counter()))
+
+    def p99_ms(self) -> float:
+        ordered = sorted(self.latencies)
+        return 1000 * ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))] if ordered else float("nan")
 
 
 class Bench:
@@ -342,7 +379,8 @@ class Bench:
         try:
             sessions = self.sessions()
             scheduler0, server0 = cpu_seconds(self.cluster.pid), cpu_seconds(self.server.pid)
-            elapsed = self.workload()
+            with StatusPoller(self.server.url) as poller:
+                elapsed = self.workload()
             scheduler1, server1 = cpu_seconds(self.cluster.pid), cpu_seconds(self.server.pid)
             load = os.getloadavg()[0]
         finally:
@@ -354,9 +392,11 @@ class Bench:
         runs.server_cpu.append(server1 - server0)
         runs.sessions.append(sessions)
         runs.load.append(load)
+        runs.status_p99.append(poller.p99_ms())
         print(
             f"  round {self.round + 1} {way:>8} N={count:<3} {elapsed:6.2f} s, {sessions} sessions, "
-            f"scheduler {scheduler1 - scheduler0:.2f} s CPU, load {load:.2f}",
+            f"scheduler {scheduler1 - scheduler0:.2f} s CPU, server {server1 - server0:.2f} s CPU, "
+            f"api/status p99 {poller.p99_ms():.0f} ms, load {load:.2f}",
             flush=True,
         )
         self.wait_sessions(0)
@@ -366,12 +406,24 @@ class Bench:
         heading(f"{self.tasks:,} tasks per workload, {self.round} rounds (medians)")
         base = median(self.runs["none", 0].seconds)
         rows = [
-            ["way", "N", "workload s", "vs none", "scheduler CPU s", "server CPU s", "sessions", "load 1m"]
+            [
+                "way",
+                "N",
+                "workload s",
+                "vs none",
+                "scheduler CPU s",
+                "server CPU s",
+                "server % core",
+                "api/status p99 ms",
+                "sessions",
+                "load 1m",
+            ]
         ]
         for way, count in sorted(set(ORDER), key=lambda key: (key[1], key[0] != "direct")):
             runs = self.runs[way, count]
             if not runs.seconds:
                 continue
+            shares = [cpu / seconds for cpu, seconds in zip(runs.server_cpu, runs.seconds, strict=True)]
             rows.append(
                 [
                     way,
@@ -380,6 +432,8 @@ class Bench:
                     ratio(median(runs.seconds), base),
                     f"{median(runs.scheduler_cpu):.2f}",
                     f"{median(runs.server_cpu):.2f}",
+                    f"{100 * median(shares):.1f}",
+                    f"{median(runs.status_p99):.0f}",
                     str(round(median(runs.sessions))),
                     f"{median(runs.load):.2f}",
                 ]
