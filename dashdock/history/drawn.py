@@ -83,9 +83,13 @@ class DrawnPlots:
     def answered(self, run_id: str) -> None:
         self._answered.add(run_id)
 
-    def state(self, run_id: str) -> None:
-        """The recorder's ``state`` event: the run's worker and progress plots are drawn too."""
-        self._with_state.add(run_id)
+    def state(self, run_id: str, offered: bool) -> None:
+        """The recorder's ``state`` event: the run's state plots are drawn too, or (its scheduler's
+        handler failed) no longer."""
+        if offered:
+            self._with_state.add(run_id)
+        else:
+            self._with_state.discard(run_id)
 
     def ended(self, run_id: str) -> None:
         self._answered.discard(run_id)

@@ -271,7 +271,12 @@ class HistoryService:
                             self._problems[source] = _one_line(event.get("reason"))
                 self._stopping.discard(run_id)
             elif kind == "state":
-                self._plots.state(str(run_id))
+                offered = event.get("offered") is not False
+                self._plots.state(str(run_id), offered)
+                if not offered:
+                    self._log.warning(
+                        "dashdock: %s: its plots are Dask's pages: %s", run_id, event.get("message")
+                    )
                 if source is not None:
                     self._show_drawn(source)
             elif kind == "answering":

@@ -14,7 +14,7 @@ import pytest
 from _bokeh import BokehMessage, plot_contents, receive, send_pull_doc_request, session_token
 from _support import Jupyter, view_root
 from distributed import Client, LocalCluster, wait
-from test_history_api import eventually
+from test_history_api import eventually, run_of
 from tornado.websocket import websocket_connect
 
 from dashdock.history.drawn import DRAWN_FROM_STATE
@@ -350,3 +350,34 @@ def test_task_groups_from_a_hostile_scheduler_are_checked_and_link_only_groups_r
     a, b = groups["a"], groups["b"]
     assert a.dependencies == {b} and a.states["memory"] == 0 and a.types == set()
     assert b.prefix.name == "{'x': 1}" and b.nbytes_total == 0 and b.duration == 0.0 and b.types == {"t"}
+
+
+async def test_a_handler_that_fails_gives_dasks_pages_back_and_the_recording_goes_on(
+    jupyter: Jupyter, cluster: LocalCluster
+) -> None:
+    plot_state.offer(cluster.scheduler)
+    source_id = (await jupyter.add_source(_dashboard(cluster)))["id"]
+
+    async def drawn() -> bool:
+        return "/individual-progress" in await _drawn_plots(jupyter, source_id)
+
+    assert await eventually(drawn, 120)
+
+    def broken(comm: object = None, **_: object) -> None:  # as another dashdock's handler might
+        raise TypeError("unexpected keyword argument 'monitor_since'")
+
+    cluster.scheduler.handlers[plot_state.OP] = broken
+
+    async def given_back() -> bool:
+        plots = await _drawn_plots(jupyter, source_id)
+        return "/individual-task-stream" in plots and not set(DRAWN_FROM_STATE) & set(plots)
+
+    assert await eventually(given_back, 60), await _drawn_plots(jupyter, source_id)
+    async with Client(cluster.scheduler_address, asynchronous=True) as client:
+        await client.gather(client.map(lambda x: x + 1, range(30), key=[f"after-{i}" for i in range(30)]))
+
+    async def recorded() -> bool:
+        run = await run_of(jupyter, source_id)
+        return run is not None and run["live"] and run["tasks"] >= 30 and "problem" not in run
+
+    assert await eventually(recorded, 60), await run_of(jupyter, source_id)

@@ -93,6 +93,10 @@ class SchedulerError(Exception):
     """A call to a scheduler failed; the reason is written for the user."""
 
 
+class HandlerFailed(SchedulerError):
+    """The scheduler answered, with the error its handler raised (its connection still works)."""
+
+
 def decode(frame: bytes | memoryview, limits: ReplyLimits = SMALL_REPLY_LIMITS) -> object:
     """A Dask message from its msgpack frame 0 (sub-frames are never read), within ``limits``.
 
@@ -168,11 +172,11 @@ class SchedulerComm:
     async def call(self, op: str, limits: ReplyLimits = SMALL_REPLY_LIMITS, **kwargs: object) -> object:
         """Send ``op`` with ``kwargs``; the reply, decoded within ``limits``. Raises SchedulerError."""
         async with self._lock:
-            failure = ""
+            failure, kind = "", SchedulerError
             try:
                 return await asyncio.wait_for(self._call(op, limits, kwargs), self.timeout)
             except SchedulerError as e:
-                failure = str(e)
+                failure, kind = str(e), type(e)
             except (TimeoutError, asyncio.TimeoutError):
                 # A late reply would answer the next request: the connection cannot be reused.
                 failure = f"The scheduler at {self.address} did not answer {op!r} within {self.timeout:g} s."
@@ -181,7 +185,7 @@ class SchedulerComm:
             self._drop()
             # Raised afresh, outside the handlers: the error keeps no traceback into the read, whose
             # frames would keep a refused message's bytes alive.
-            raise SchedulerError(failure)
+            raise kind(failure)
 
     async def _call(self, op: str, limits: ReplyLimits, kwargs: Mapping[str, object]) -> object:
         if self._writer is None:
@@ -192,7 +196,7 @@ class SchedulerComm:
         reply = await self._read(limits)
         if isinstance(reply, Mapping) and reply.get("status") == "uncaught-error":
             text = str(reply.get("exception_text") or "unknown error")[:MAX_TEXT]
-            raise SchedulerError(f"The scheduler at {self.address} failed on {op!r}: {text}")
+            raise HandlerFailed(f"The scheduler at {self.address} failed on {op!r}: {text}")
         return reply
 
     async def _connect(self) -> None:

@@ -5,8 +5,8 @@ the ``Scheduler`` object it runs in. A ``SchedulerMirror`` offers those componen
 attributes, kept up to date by the recorder's one connection, so dashdock can serve Dask's plots
 drawn by Dask's own code (plot_server.py) while the scheduler pays for one reader, whatever the
 number of viewers. Only what the drawn plots read is mirrored (``DRAWN`` in history/drawn.py):
-the task stream always, the workers and task prefixes when the scheduler offers them
-(mirror_state.py).
+the task stream always; when the scheduler offers its state (mirror_reader.py), its workers and
+prefixes (mirror_state.py), its own monitor (mirror_monitor.py) and its groups (mirror_groups.py).
 """
 
 from __future__ import annotations

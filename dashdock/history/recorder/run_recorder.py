@@ -28,6 +28,7 @@ from dashdock.history.model import (
     clip_task,
 )
 from dashdock.history.recorder.alerts import AlertWatch, departure
+from dashdock.history.recorder.mirror_reader import MirrorReader
 from dashdock.history.recorder.scheduler import (
     MAX_TEXT,
     Scheduler,
@@ -173,8 +174,11 @@ class RunRecorder:
         self.metric_cursor: dict[str, int] = {}  # custom metric -> the last sample read
         self.fine_metrics: dict[str, float] | None = None  # the totals recorded last
         self.gpus: int | None = None  # workers reporting GPU metrics, as last emitted
-        self.state_offered = False  # the scheduler answers dashdock_plot_state (kernel/plot_state.py)
-        self.state_shown = False  # the "state" event was emitted: its plots are drawn here
+        self.mirror_reader = (
+            MirrorReader(self.scheduler, mirror, emit, run.id, limits.state_offer_every)
+            if mirror is not None
+            else None
+        )
 
     async def start(self) -> None:
         """Where the run begins in the task stream: the scheduler's whole buffer, less what an
@@ -294,8 +298,8 @@ class RunRecorder:
                     self.fine_metrics = totals
                     events.append(Event(now, "metrics", None, dict(totals)))
             progress = await self._progress(now, tasks)
-            if self.mirror is not None:
-                await self._mirror_state()
+            if self.mirror_reader is not None:
+                await self.mirror_reader.read(self.ticks)
         except SchedulerError as e:
             problem = e  # the tasks read are written first: the cursor has moved past them
         writes = TickWrites(tasks, gap, samples, progress, events, self.alerts.take(), metric_samples)
@@ -310,25 +314,6 @@ class RunRecorder:
             self.emit({"event": "gap", "run_id": self.run.id, "missed": missed})
         if problem is not None:
             raise problem
-
-    async def _mirror_state(self) -> None:
-        """Keep the plots' mirror of the scheduler's workers and prefixes, when it offers them;
-        whether it does is asked again every ``state_offer_every`` ticks until it does."""
-        assert self.mirror is not None
-        if not self.state_offered:
-            if (self.ticks - 1) % self.limits.state_offer_every:
-                return
-            self.state_offered = await self.scheduler.offers_plot_state()
-            if not self.state_offered:
-                return
-        watched = {"memory_by_key": "/individual-memory-by-key", "task_groups": "/individual-groups"}
-        parts = [part for part, path in watched.items() if self.mirror.watched(path)]
-        state = await self.scheduler.plot_state(
-            self.mirror.exceptions_since, self.mirror.monitor.count, parts
-        )
-        if self.mirror.update_state(state) and not self.state_shown:
-            self.state_shown = True  # the server may now send the plots that need it here
-            self.emit({"event": "state", "run_id": self.run.id})
 
     async def _metric_samples(self) -> list[MetricSample]:
         """What the custom metrics sampled since the last read, when a notebook added some."""

@@ -1,0 +1,61 @@
+"""Keeping a run's ``SchedulerMirror`` up to date from the scheduler's plot state, once a tick.
+
+A scheduler offers its state with kernel/plot_state.py's handler, and says so in its metadata:
+asked every few ticks until it does. The parts that cost the scheduler a pass over every task in
+memory, or over its groups' dependencies, are asked for only while a page of their plot is open.
+A handler that fails (another dashdock's, or a broken one) ends this for the run, never the
+recording: those plots are Dask's pages again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from dashdock.history.recorder.comm import HandlerFailed
+from dashdock.history.recorder.scheduler import Scheduler
+
+if TYPE_CHECKING:  # imports Dask's distributed, which only a recorder serving plots needs
+    from dashdock.history.recorder.mirror import SchedulerMirror
+
+# The costlier parts of the state, and the plot whose open pages make the recorder ask for them.
+WATCHED_PARTS = {"memory_by_key": "/individual-memory-by-key", "task_groups": "/individual-groups"}
+
+
+class MirrorReader:
+    def __init__(
+        self,
+        scheduler: Scheduler,
+        mirror: SchedulerMirror,
+        emit: Callable[[dict[str, object]], None],
+        run_id: str,
+        offer_every: int,
+    ) -> None:
+        self.scheduler, self.mirror, self.emit, self.run_id = scheduler, mirror, emit, run_id
+        self.offer_every = offer_every  # ticks between asking whether the scheduler offers it
+        self.offered = False
+        self.shown = False  # the "state" event was emitted: its plots are drawn here
+        self.failed = False
+
+    async def read(self, tick: int) -> None:
+        """One tick's read; raises SchedulerError when the scheduler cannot be asked at all."""
+        if self.failed:
+            return
+        if not self.offered:
+            if (tick - 1) % self.offer_every:
+                return
+            self.offered = await self.scheduler.offers_plot_state()
+            if not self.offered:
+                return
+        parts = [part for part, path in WATCHED_PARTS.items() if self.mirror.watched(path)]
+        try:
+            state = await self.scheduler.plot_state(
+                self.mirror.exceptions_since, self.mirror.monitor.count, parts
+            )
+        except HandlerFailed as e:
+            self.failed = True
+            self.emit({"event": "state", "run_id": self.run_id, "offered": False, "message": str(e)})
+            return
+        if self.mirror.update_state(state) and not self.shown:
+            self.shown = True  # the server may now send the plots that need it here
+            self.emit({"event": "state", "run_id": self.run_id, "offered": True})
