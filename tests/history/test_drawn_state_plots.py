@@ -381,3 +381,21 @@ async def test_a_handler_that_fails_gives_dasks_pages_back_and_the_recording_goe
         return run is not None and run["live"] and run["tasks"] >= 30 and "problem" not in run
 
     assert await eventually(recorded, 60), await run_of(jupyter, source_id)
+
+
+def test_a_drawn_page_redraws_no_faster_than_its_mirror_changes() -> None:
+    from bokeh.document import Document
+    from distributed.dashboard.scheduler import applications
+
+    from dashdock.history.recorder.mirror import SchedulerMirror
+    from dashdock.history.recorder.plot_server import MIN_REDRAW_MS, _paced
+
+    def periods(paced: bool) -> list[int]:
+        doc = Document()
+        if paced:
+            _paced(doc)
+        applications["/individual-task-stream"](SchedulerMirror(), {"prefix": "/"}, doc)
+        return [callback.period for callback in doc.session_callbacks]
+
+    assert periods(paced=False) == [100]  # Dask's page: ten times a second
+    assert periods(paced=True) == [MIN_REDRAW_MS]

@@ -34,6 +34,11 @@ from tornado.web import RequestHandler
 from dashdock.history.drawn import DRAWN, RUN_ARGUMENT, SECRET_HEADER
 from dashdock.history.recorder.mirror import SchedulerMirror
 
+# Dask's pages redraw every 100-500 ms; what they read here changes once a recorder tick (1 s).
+# Faster than this, a page would send the browser the same numbers again, at the cost of this
+# process's CPU and the browser's, which share the machine with the workers.
+MIN_REDRAW_MS = 500
+
 
 class _SecretHeader(AuthProvider):
     """Lets through requests that carry the secret; others are sent to a page that refuses them."""
@@ -130,8 +135,20 @@ class PlotServer:
             if mirror is None:
                 doc.add_root(Div(text="This recording has ended; reload the pane."))
                 return
+            _paced(doc)
             draw(mirror, {"prefix": "/"}, doc)
             mirror.viewing(path, doc)  # what the scheduler is asked for depends on what is watched
             self._pages.setdefault(run_id, weakref.WeakSet()).add(doc)
 
         return page
+
+
+def _paced(doc: Document) -> None:
+    """Dask's page function adds its redraw with ``doc.add_periodic_callback(update, period)``:
+    on this page, no period is shorter than ``MIN_REDRAW_MS``."""
+    add = doc.add_periodic_callback
+
+    def paced(callback: Any, period_milliseconds: int) -> Any:
+        return add(callback, max(period_milliseconds, MIN_REDRAW_MS))
+
+    doc.add_periodic_callback = paced  # type: ignore[method-assign]
