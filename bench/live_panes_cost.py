@@ -11,7 +11,7 @@ Python process of its own, whose scheduler (and the two nannies) live in that pr
 are its children; a Jupyter server with dashdock (``_common.JupyterServer``: token auth, isolated dirs);
 one Chromium (Playwright). The plots are the scheduler's ``/individual-plots.json`` Bokeh pages, Task
 Stream, Progress, Workers Memory, CPU, Occupancy, Processing, Memory by Key, Task Groups, Workers,
-Cluster Memory, Bandwidth Workers and Bandwidth Types first, then the rest in Dask's order (round-robin
+Cluster Memory, Bandwidth Workers and Bandwidth Types first, then the rest by path (round-robin
 past the end of the list; Dask's static pages, not Bokeh sessions, are left out).
 
 Ways of watching, N plots each:
@@ -204,7 +204,7 @@ class Cluster:
 
 
 def plot_paths(dashboard_root: str) -> list[str]:
-    """The Bokeh plots of ``individual-plots.json``, the preferred ones first, then Dask's order."""
+    """The Bokeh plots of ``individual-plots.json``, the preferred ones first, then by path."""
     with urllib.request.urlopen(f"{dashboard_root}/individual-plots.json", timeout=30) as response:
         document: dict[str, str] = json.loads(response.read())
     by_name: dict[str, str] = {}
@@ -219,7 +219,9 @@ def plot_paths(dashboard_root: str) -> list[str]:
         found = by_name.get(key) or by_name.get(ALIASES.get(key, ""))
         if found is not None and found not in ordered:
             ordered.append(found)
-    ordered += [path for path in by_name.values() if path not in ordered]
+    # Dask's JSON lists the rest in an order that changes from one process to the next: sorted,
+    # every run opens the same 24.
+    ordered += sorted(path for path in by_name.values() if path not in ordered)
     if not ordered:
         raise RuntimeError(f"no Bokeh plot in {dashboard_root}/individual-plots.json")
     return ordered
