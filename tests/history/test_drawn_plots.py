@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from _bokeh import receive, send_pull_doc_request, session_token
+from _drawn import dashboard_root, in_process_cluster, scheduler_sessions
 from _support import Jupyter, view_root
 from distributed import Client, LocalCluster
 from test_history_api import eventually, run_of
@@ -29,19 +30,8 @@ def dashdock_config() -> dict[str, object]:
 
 @pytest.fixture
 def cluster() -> Iterator[LocalCluster]:
-    with LocalCluster(
-        n_workers=2,
-        threads_per_worker=1,
-        processes=False,
-        protocol="tcp",
-        host="127.0.0.1",
-        dashboard_address="127.0.0.1:0",
-    ) as local:
+    with in_process_cluster(threads_per_worker=1) as local:
         yield local
-
-
-def _dashboard(cluster: LocalCluster) -> str:
-    return f"http://127.0.0.1:{cluster.scheduler.http_server.port}"
 
 
 def _rectangles(doc: Any) -> dict[str, str]:
@@ -66,17 +56,6 @@ def _rectangles(doc: Any) -> dict[str, str]:
 
     walk(doc)
     return found
-
-
-def _bokeh_sessions(cluster: LocalCluster) -> int:
-    """The Bokeh sessions of the scheduler's own dashboard (its open plot pages)."""
-    from bokeh.server.tornado import BokehTornado
-
-    count = 0
-    for app in cluster.scheduler.http_application.applications:
-        if isinstance(app, BokehTornado):
-            count += sum(len(list(context.sessions)) for context in app._applications.values())
-    return count
 
 
 async def _pulled(page_url: str, ws_url: str, fetch: Any, connect: Any) -> dict[str, str]:
@@ -111,7 +90,7 @@ async def _dashdock_stream(jupyter: Jupyter, source_id: str) -> tuple[str, dict[
 
 
 async def _dask_stream(cluster: LocalCluster) -> dict[str, str]:
-    root = _dashboard(cluster)
+    root = dashboard_root(cluster)
 
     async def page(url: str) -> str:
         return await asyncio.to_thread(lambda: urllib.request.urlopen(url, timeout=30).read().decode())
@@ -126,7 +105,7 @@ async def _dask_stream(cluster: LocalCluster) -> dict[str, str]:
 async def test_the_task_stream_is_drawn_by_dashdock_with_dasks_tasks_and_colours(
     jupyter: Jupyter, cluster: LocalCluster, jp_serverapp: Any
 ) -> None:
-    source = await jupyter.add_source(_dashboard(cluster))
+    source = await jupyter.add_source(dashboard_root(cluster))
     source_id = source["id"]
 
     async def recording() -> bool:
@@ -145,9 +124,9 @@ async def test_the_task_stream_is_drawn_by_dashdock_with_dasks_tasks_and_colours
 
     assert await eventually(all_drawn, 60), sorted(drawn)[:20]
     # Every page came from the recorder's plot server: the scheduler has no Bokeh session yet.
-    assert _bokeh_sessions(cluster) == 0
+    assert scheduler_sessions(cluster) == 0
     dasks = await _dask_stream(cluster)
-    assert _bokeh_sessions(cluster) == 1
+    assert scheduler_sessions(cluster) == 1
     ours = {key: colour for key, colour in drawn.items() if key in KEYS}
     theirs = {key: colour for key, colour in dasks.items() if key in KEYS}
     assert ours == theirs  # the same 200 tasks, each in the same colour

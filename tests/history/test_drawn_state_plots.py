@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from _bokeh import BokehMessage, plot_contents, receive, send_pull_doc_request, session_token
+from _drawn import dashboard_root, in_process_cluster, scheduler_sessions
 from _support import Jupyter, view_root
 from distributed import Client, LocalCluster, wait
 from test_history_api import eventually, run_of
@@ -25,30 +26,8 @@ pytestmark = pytest.mark.slow  # a recorder process with a Bokeh server, a clust
 
 @pytest.fixture
 def cluster() -> Iterator[LocalCluster]:
-    with LocalCluster(
-        n_workers=2,
-        threads_per_worker=2,
-        processes=False,
-        protocol="tcp",
-        host="127.0.0.1",
-        dashboard_address="127.0.0.1:0",
-    ) as local:
+    with in_process_cluster(threads_per_worker=2) as local:
         yield local
-
-
-def _dashboard(cluster: LocalCluster) -> str:
-    return f"http://127.0.0.1:{cluster.scheduler.http_server.port}"
-
-
-def _scheduler_sessions(cluster: LocalCluster) -> int:
-    from bokeh.server.tornado import BokehTornado
-
-    return sum(
-        len(list(context.sessions))
-        for app in cluster.scheduler.http_application.applications
-        if isinstance(app, BokehTornado)
-        for context in app._applications.values()
-    )
 
 
 async def _pull(connection: Any) -> BokehMessage:
@@ -88,7 +67,7 @@ async def _ours(jupyter: Jupyter, source_id: str, path: str) -> list[tuple[str, 
 
 
 async def _dasks(cluster: LocalCluster, path: str) -> list[tuple[str, Any]]:
-    root = _dashboard(cluster)
+    root = dashboard_root(cluster)
     page = await asyncio.to_thread(lambda: urllib.request.urlopen(root + path, timeout=30).read().decode())
     connection = await websocket_connect(
         root.replace("http://", "ws://") + f"{path}/ws", subprotocols=["bokeh", session_token(page)]
@@ -120,7 +99,7 @@ async def test_progress_and_worker_plots_are_drawn_with_dasks_numbers_and_colour
     jupyter: Jupyter, cluster: LocalCluster
 ) -> None:
     plot_state.offer(cluster.scheduler)  # as a preload or dashdock's ledger does
-    source_id = (await jupyter.add_source(_dashboard(cluster)))["id"]
+    source_id = (await jupyter.add_source(dashboard_root(cluster)))["id"]
 
     async def drawn() -> bool:
         return set(DRAWN_FROM_STATE) <= set(await _drawn_plots(jupyter, source_id))
@@ -138,7 +117,7 @@ async def test_progress_and_worker_plots_are_drawn_with_dasks_numbers_and_colour
         # Our pages cost the scheduler no Bokeh session; Dask's are opened below only to compare.
         for path in DRAWN_FROM_STATE:
             await _ours(jupyter, source_id, path)
-        assert _scheduler_sessions(cluster) == 0
+        assert scheduler_sessions(cluster) == 0
 
         # Task Groups first: Dask's own page fails on the graph below (a KeyError in its layout of
         # a group that depends on a group of 40 keys), and dashdock draws it with Dask's code.
@@ -201,7 +180,7 @@ async def test_progress_and_worker_plots_are_drawn_with_dasks_numbers_and_colour
 async def test_a_scheduler_that_does_not_offer_its_state_keeps_dasks_pages(
     jupyter: Jupyter, cluster: LocalCluster
 ) -> None:
-    source_id = (await jupyter.add_source(_dashboard(cluster)))["id"]
+    source_id = (await jupyter.add_source(dashboard_root(cluster)))["id"]
 
     async def task_stream_drawn() -> bool:
         return "/individual-task-stream" in await _drawn_plots(jupyter, source_id)
@@ -209,7 +188,7 @@ async def test_a_scheduler_that_does_not_offer_its_state_keeps_dasks_pages(
     assert await eventually(task_stream_drawn, 120)
     assert not set(DRAWN_FROM_STATE) & set(await _drawn_plots(jupyter, source_id))
     await _ours(jupyter, source_id, "/individual-progress")
-    assert _scheduler_sessions(cluster) == 1  # Dask's own page, through the proxy
+    assert scheduler_sessions(cluster) == 1  # Dask's own page, through the proxy
 
 
 async def test_a_managed_clusters_progress_and_worker_plots_are_drawn(jupyter: Jupyter) -> None:
@@ -356,7 +335,7 @@ async def test_a_handler_that_fails_gives_dasks_pages_back_and_the_recording_goe
     jupyter: Jupyter, cluster: LocalCluster
 ) -> None:
     plot_state.offer(cluster.scheduler)
-    source_id = (await jupyter.add_source(_dashboard(cluster)))["id"]
+    source_id = (await jupyter.add_source(dashboard_root(cluster)))["id"]
 
     async def drawn() -> bool:
         return "/individual-progress" in await _drawn_plots(jupyter, source_id)
