@@ -26,6 +26,7 @@ from dashdock.proxy.page.script import (
     script_tag,
     with_proxied_static,
 )
+from dashdock.proxy.page.spare import SPARE_BOKEHJS, SPARE_PAGE_PATH, spare_page
 from dashdock.proxy.relay_handler import RelayHandler
 
 FuncT = TypeVar("FuncT", bound=Callable[..., Any])
@@ -106,6 +107,8 @@ class ViewHandler(RelayHandler):
     async def get(self, *args: Any, **kwargs: Any) -> None:
         if self._route.path == PAGE_SCRIPT_PATH:
             self._serve_page_script()
+        elif self._route.path == SPARE_PAGE_PATH:
+            await self._serve_spare_page()
         else:
             await self._serve()
 
@@ -118,6 +121,13 @@ class ViewHandler(RelayHandler):
         if encoding:
             self.set_header("Content-Encoding", encoding)
         self.finish(body)
+
+    async def _serve_spare_page(self) -> None:
+        assets = await self._bokeh_js.local(SPARE_BOKEHJS)
+        self.set_header("Content-Type", "text/html; charset=UTF-8")
+        self.set_header("Cache-Control", "no-store")  # it names this view's capability
+        self._set_sandbox([])
+        self.finish(spare_page(self._route.proxy_prefix, assets))
 
     def _page_script_tag(self, response: aiohttp.ClientResponse) -> bytes | None:
         """Every dashboard page shown here gets dashdock's page script (proxy/page/)."""

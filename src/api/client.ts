@@ -207,6 +207,54 @@ export function proxyURL(source: string, path: string, pane?: string): string {
   );
 }
 
+/** A proxied page as the Lab fetched it: its HTML, and its path and query below its view URL. */
+export interface IViewPage {
+  html: string;
+  below: string;
+}
+
+/**
+ * Fetch the page a proxy URL shows, as a frame would load it (following its redirect to the view
+ * URL), for a spare frame to show (panes/spares.ts); null when it is not an HTML page of a view
+ * URL, is longer than `maxLength` characters, or cannot be had.
+ */
+export async function fetchViewPage(
+  url: string,
+  maxLength: number
+): Promise<IViewPage | null> {
+  const settings = ServerConnection.makeSettings();
+  const base = new URL(settings.baseUrl, window.location.href);
+  const views = new URL('dashdock/view/', base).pathname;
+  try {
+    const response = await ServerConnection.makeRequest(
+      url,
+      { cache: 'no-store' },
+      settings
+    );
+    const final = new URL(response.url);
+    const below = final.pathname.startsWith(views)
+      ? /^[^/]+\/[^/]+\/(.*)$/.exec(final.pathname.slice(views.length))
+      : null;
+    const type = response.headers.get('Content-Type') ?? '';
+    const length = Number(response.headers.get('Content-Length') ?? 0);
+    if (
+      !response.ok ||
+      !below ||
+      !type.startsWith('text/html') ||
+      length > maxLength
+    ) {
+      void response.body?.cancel();
+      return null;
+    }
+    const html = await response.text();
+    return html.length > maxLength
+      ? null
+      : { html, below: below[1] + final.search };
+  } catch {
+    return null;
+  }
+}
+
 export function listClusters(): Promise<IClusterListing> {
   return requestAPI<IClusterListing>('clusters');
 }

@@ -24,6 +24,7 @@ import {
 } from './layout';
 import { PlotPane } from './pane';
 import { rateFromSetting } from './rates';
+import { SpareFrames } from './spares';
 
 /** How many plots the default layout places as a grid (`gridSteps`). */
 const GRID_SIZE = 4;
@@ -46,6 +47,7 @@ export class PaneManager implements IPlotPanes, IDisposable {
     this._themeManager = options.themeManager;
     this._themeManager?.themeChanged.connect(this._applyToPanes, this);
     this._model.changed.connect(this._updateLabels, this);
+    this._model.changed.connect(this._retainSpares, this);
   }
 
   /** The open panes; the layout restorer saves and reopens them through it. */
@@ -63,6 +65,8 @@ export class PaneManager implements IPlotPanes, IDisposable {
     }
     this._themeManager?.themeChanged.disconnect(this._applyToPanes, this);
     this._model.changed.disconnect(this._updateLabels, this);
+    this._model.changed.disconnect(this._retainSpares, this);
+    this._spares.dispose();
     this.tracker.dispose();
   }
 
@@ -83,7 +87,8 @@ export class PaneManager implements IPlotPanes, IDisposable {
       rate: options.rate ?? this._config.defaultRate,
       hiddenGrace: this._config.hiddenGrace,
       model: this._model,
-      trans: this._trans
+      trans: this._trans,
+      spares: this._spares
     });
     pane.setDark(this._isDark());
     // The restorer saves a pane's args when it is added; later changes are saved here.
@@ -217,7 +222,12 @@ export class PaneManager implements IPlotPanes, IDisposable {
     return this._config.followTheme && isDarkTheme(this._themeManager);
   }
 
+  private _retainSpares(): void {
+    this._spares.retain(new Set(this._model.sources.map(source => source.id)));
+  }
+
   private _applyToPanes(): void {
+    this._spares.max = this._config.spareFrames;
     this.tracker.forEach(pane => {
       pane.setHiddenGrace(this._config.hiddenGrace);
       pane.setDark(this._isDark());
@@ -234,8 +244,10 @@ export class PaneManager implements IPlotPanes, IDisposable {
     defaultRate: 0,
     followTheme: true,
     minWidth: 320,
-    minHeight: 200
+    minHeight: 200,
+    spareFrames: 2
   };
+  private _spares = new SpareFrames(this._config.spareFrames);
 }
 
 export namespace PaneManager {
@@ -259,6 +271,8 @@ export namespace PaneManager {
     /** The smallest pane (pixels) that opening a plot may leave on screen. */
     minWidth: number;
     minHeight: number;
+    /** Frames kept with BokehJS run, one per recently used source (0: none). */
+    spareFrames: number;
   }
 }
 
@@ -278,7 +292,8 @@ export function followPaneSettings(
       ),
       followTheme: settings.get('followTheme').composite as boolean,
       minWidth: settings.get('minPaneWidth').composite as number,
-      minHeight: settings.get('minPaneHeight').composite as number
+      minHeight: settings.get('minPaneHeight').composite as number,
+      spareFrames: settings.get('spareFrames').composite as number
     });
   apply();
   settings.changed.connect(apply);

@@ -35,13 +35,33 @@ export class DashboardFrame extends IFrame {
     super({ sandbox: DASHBOARD_FRAME_SANDBOX, referrerPolicy: 'no-referrer' });
     this.addClass(FRAME_CLASS);
     this._iframe = this.node.querySelector('iframe')!;
-    this._iframe.title = options.title;
+    this._title = options.title;
     this._page = options.url;
-    this.url = options.url;
+    // A deferred frame is named when it gets its page, so that what finds a plot by its frame's
+    // name (people, tests) finds the frame that shows it.
+    if (!options.deferred) {
+      this.reload();
+    }
+  }
+
+  /**
+   * Show a page in `spare`, a frame that has run BokehJS already (see panes/spares.ts), in place
+   * of this widget's own frame, once this widget is in the document; `page` is null when the page
+   * could not be had that way, and the frame then loads it the usual way. Only for a `deferred` frame.
+   */
+  adopt(spare: HTMLIFrameElement, page: IFramePage | null): void {
+    this._adoption?.spare.remove();
+    this._adoption = { spare, page };
+    if (this.isAttached) {
+      this._adoptNow();
+    }
   }
 
   /** Load the page again, even when it navigated elsewhere itself (assigning `src` reloads). */
   reload(): void {
+    this._adoption?.spare.remove();
+    this._adoption = null;
+    this._iframe.title = this._title;
     this.url = this._page;
   }
 
@@ -57,15 +77,47 @@ export class DashboardFrame extends IFrame {
     }
   }
 
+  dispose(): void {
+    this._adoption?.spare.remove();
+    this._adoption = null;
+    super.dispose();
+  }
+
   protected onAfterAttach(msg: Message): void {
     super.onAfterAttach(msg);
     this._iframe.addEventListener('load', this);
+    if (this._adoption) {
+      this._adoptNow();
+    }
     this._postTheme();
   }
 
   protected onBeforeDetach(msg: Message): void {
     this._iframe.removeEventListener('load', this);
     super.onBeforeDetach(msg);
+  }
+
+  /** Move the spare in without reloading it (a moved frame keeps its page), and hand it the page. */
+  private _adoptNow(): void {
+    const { spare, page } = this._adoption!;
+    this._adoption = null;
+    const own = this._iframe;
+    const node = this.node as HTMLElement & Partial<IMovable>;
+    if (!page || !node.moveBefore || !spare.isConnected) {
+      spare.remove();
+      this.reload();
+      return;
+    }
+    own.removeEventListener('load', this);
+    node.moveBefore(spare, own);
+    own.remove();
+    spare.title = this._title;
+    spare.removeAttribute('aria-hidden');
+    spare.removeAttribute('tabindex');
+    this._iframe = spare;
+    spare.addEventListener('load', this);
+    // The page's origin is opaque, so no target origin can name it; it asked for this page.
+    spare.contentWindow?.postMessage({ type: 'dashdock:show', ...page }, '*');
   }
 
   private _postTheme(): void {
@@ -79,6 +131,22 @@ export class DashboardFrame extends IFrame {
 
   private _iframe: HTMLIFrameElement;
   private _page: string;
+  private _title: string;
+  private _adoption: {
+    spare: HTMLIFrameElement;
+    page: IFramePage | null;
+  } | null = null;
+}
+
+/** A page for a spare frame: its HTML, and its path and query below its view URL. */
+export interface IFramePage {
+  html: string;
+  below: string;
+}
+
+/** `Element.moveBefore` (moves a frame without reloading it), where the browser has it. */
+interface IMovable {
+  moveBefore(node: Node, child: Node | null): void;
 }
 
 export namespace DashboardFrame {
@@ -87,5 +155,7 @@ export namespace DashboardFrame {
     url: string;
     /** The frame's accessible name; tests and people find a plot by it. */
     title: string;
+    /** Load nothing yet: the owner calls `adopt` (or `reload`). */
+    deferred?: boolean;
   }
 }

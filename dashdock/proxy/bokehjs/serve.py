@@ -142,6 +142,11 @@ class LocalBokehJS:
         asset = await self._get(match[1])
         return asset if asset is not None and asset.version == version else None
 
+    async def local(self, names: tuple[str, ...]) -> list[StaticAsset]:
+        """The local files of these names that exist, in that order."""
+        assets = [await self._get(name) for name in names]
+        return [asset for asset in assets if asset is not None]
+
     @property
     def precompressing(self) -> asyncio.Task[None] | None:
         """The latest background compression, done or under way (benchmarks and tests wait for it)."""

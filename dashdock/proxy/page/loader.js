@@ -8,6 +8,10 @@
  * To the parent: {type: "dashdock:bokehjs", files: [{name, version}]}: public file names only.
  * From the parent, and nobody else: {type: "dashdock:bokehjs-pending"} at once (it is a Lab that
  * answers), then {type: "dashdock:bokehjs", name, version, source: Blob | null} per file.
+ *
+ * A spare page (spare.py) runs its BokehJS, then says {type: "dashdock:spare-ready"} to the parent,
+ * and takes from the parent, once: {type: "dashdock:show", html, below}: a plot's page and its path
+ * and query below this view URL.
  */
 (() => {
   'use strict';
@@ -132,9 +136,85 @@
     await load(loading);
   }
 
+  // -- The spare page (spare.py): BokehJS run ahead, the plot's page handed over later ---------
+
+  const SPARE = '/.dashdock/spare';
+  const CLASSIC = ['', 'text/javascript', 'application/javascript', 'application/x-javascript', 'text/ecmascript'];
+
+  /**
+   * Put the page `html` (the Lab fetched it from `below` this view) in place of this one and run
+   * its scripts, BokehJS excepted (it ran here already). A page that needs other BokehJS, or none,
+   * or runs modules, is loaded the usual way instead.
+   */
+  async function show(html, below, loaded) {
+    const prefix = location.pathname.slice(0, -SPARE.length);
+    const url = new URL(`${prefix}/${below}`, location.href);
+    if (url.origin !== location.origin || !url.pathname.startsWith(`${prefix}/`)) {
+      return;
+    }
+    const page = new DOMParser().parseFromString(html, 'text/html');
+    let bokeh = false;
+    let usable = true;
+    for (const script of page.querySelectorAll('script')) {
+      const file = bokehFile(script);
+      const type = (script.getAttribute('type') || '').trim().toLowerCase();
+      if (file) {
+        bokeh = true;
+        usable = usable && loaded.has(file.key);
+        script.remove();
+      } else if ((script.getAttribute('src') || '').includes('/.dashdock/page.js')) {
+        script.remove(); // this script, running already
+      } else if (CLASSIC.includes(type)) {
+        script.setAttribute('type', INERT); // run below, in document order
+      } else if (type === 'module') {
+        usable = false;
+      }
+    }
+    if (!bokeh || !usable) {
+      location.replace(url.href);
+      return;
+    }
+    // Relative URLs, Bokeh's websocket included, now resolve against the plot's page.
+    history.replaceState(null, '', url.href);
+    document.documentElement.lang = page.documentElement.lang;
+    document.head.replaceChildren(...[...page.head.childNodes].map(node => document.importNode(node, true)));
+    document.body.replaceWith(document.importNode(page.body, true));
+    await runDeferred();
+  }
+
+  /** Run BokehJS, tell the Lab this spare is ready, and wait for the one page it hands over. */
+  async function startSpare() {
+    const keys = [...document.querySelectorAll(`script[type="${INERT}"]`)]
+      .map(bokehFile)
+      .filter(file => file !== null)
+      .map(file => file.key);
+    await runDeferred();
+    if (!window.Bokeh) {
+      return; // the Lab sees no ready spare, and loads its next pane the usual way
+    }
+    const loaded = new Set(keys);
+    const onMessage = event => {
+      const data = event.data;
+      if (
+        event.source !== window.parent ||
+        !data ||
+        data.type !== 'dashdock:show' ||
+        typeof data.html !== 'string' ||
+        typeof data.below !== 'string'
+      ) {
+        return;
+      }
+      window.removeEventListener('message', onMessage);
+      show(data.html, data.below, loaded);
+    };
+    window.addEventListener('message', onMessage);
+    window.parent.postMessage({ type: 'dashdock:spare-ready' }, '*');
+  }
+
+  const start = window.parent !== window && location.pathname.endsWith(SPARE) ? startSpare : runDeferred;
   if (document.readyState === 'loading') {
-    document.addEventListener('DOMContentLoaded', runDeferred, { once: true });
+    document.addEventListener('DOMContentLoaded', start, { once: true });
   } else {
-    runDeferred();
+    start();
   }
 })();

@@ -1,0 +1,175 @@
+/**
+ * Spare frames: a hidden frame per recently used source with its view's spare page loaded, BokehJS
+ * run, so that the next pane of that source draws without loading and parsing BokehJS again (see
+ * proxy/page/spare.py for the page's side).
+ */
+
+import { IDisposable } from '@lumino/disposable';
+
+import { proxyURL } from '../api/client';
+import { DASHBOARD_FRAME_SANDBOX } from '../ui/frame';
+
+const SPARE_PATH = '/.dashdock/spare';
+const HOLDER_CLASS = 'jp-dashdock-SpareFrames';
+
+/**
+ * A spare older than this is replaced rather than used: the view link it was loaded under must
+ * stay valid while the pane it becomes is open (view links live an hour by default).
+ */
+const MAX_AGE_MS = 10 * 60_000;
+
+/** Wait this long after a pane opens before loading its source's next spare: the pane goes first. */
+const PREPARE_DELAY_MS = 250;
+
+interface ISpare {
+  frame: HTMLIFrameElement;
+  created: number;
+  ready: boolean;
+}
+
+/**
+ * The spare frames of this Lab: at most `max`, one per source, the least recently used dropped first.
+ *
+ * #### Notes
+ * A spare is loaded only after a pane of its source was opened, and when the browser is idle. It
+ * lives offscreen, inert and hidden from assistive technology, until a pane takes it. Only its own
+ * page may call it ready: a message from any other frame is ignored.
+ */
+export class SpareFrames implements IDisposable {
+  constructor(max: number) {
+    this._max = max;
+    window.addEventListener('message', this);
+  }
+
+  /** Whether this browser can move a frame without reloading it (`Element.moveBefore`). */
+  static get supported(): boolean {
+    return (
+      typeof (Element.prototype as { moveBefore?: unknown }).moveBefore ===
+      'function'
+    );
+  }
+
+  get isDisposed(): boolean {
+    return this._isDisposed;
+  }
+
+  /** How many spares may be kept (0: none). */
+  set max(max: number) {
+    this._max = max;
+    while (this._spares.size > max) {
+      this._drop(this._spares.keys().next().value as string);
+    }
+  }
+
+  /** A ready spare of `source`, now the caller's to move into its pane, or null. */
+  take(source: string): HTMLIFrameElement | null {
+    const spare = this._spares.get(source);
+    if (!spare?.ready || Date.now() - spare.created > MAX_AGE_MS) {
+      return null;
+    }
+    this._spares.delete(source);
+    return spare.frame;
+  }
+
+  /** Have a spare of `source` ready for its next pane, loaded when the browser is idle. */
+  prepare(source: string): void {
+    if (!SpareFrames.supported || this._max < 1 || this._isDisposed) {
+      return;
+    }
+    const spare = this._spares.get(source);
+    if (spare && Date.now() - spare.created < MAX_AGE_MS) {
+      this._spares.delete(source); // most recently used goes last
+      this._spares.set(source, spare);
+      return;
+    }
+    window.clearTimeout(this._timers.get(source));
+    const timer = window.setTimeout(() => {
+      this._timers.delete(source);
+      requestIdleCallback(() => this._load(source), { timeout: 5000 });
+    }, PREPARE_DELAY_MS);
+    this._timers.set(source, timer);
+  }
+
+  /** Drop the spares of sources not in `sources` (removed, or shut down). */
+  retain(sources: Set<string>): void {
+    for (const source of [...this._spares.keys()]) {
+      if (!sources.has(source)) {
+        this._drop(source);
+      }
+    }
+  }
+
+  handleEvent(event: Event): void {
+    const message = event as MessageEvent;
+    if (
+      (message.data as { type?: unknown } | null)?.type !==
+      'dashdock:spare-ready'
+    ) {
+      return;
+    }
+    for (const spare of this._spares.values()) {
+      if (
+        message.source !== null &&
+        spare.frame.contentWindow === message.source
+      ) {
+        spare.ready = true;
+      }
+    }
+  }
+
+  dispose(): void {
+    if (this._isDisposed) {
+      return;
+    }
+    this._isDisposed = true;
+    window.removeEventListener('message', this);
+    this._timers.forEach(timer => window.clearTimeout(timer));
+    this._timers.clear();
+    [...this._spares.keys()].forEach(source => this._drop(source));
+    this._holder?.remove();
+  }
+
+  private _load(source: string): void {
+    if (this._isDisposed || this._max < 1) {
+      return;
+    }
+    this._drop(source);
+    while (this._spares.size >= this._max) {
+      this._drop(this._spares.keys().next().value as string);
+    }
+    const frame = document.createElement('iframe');
+    // As every dashboard frame (ui/frame.ts): set before the URL, so the page never loads without it.
+    frame.setAttribute('sandbox', DASHBOARD_FRAME_SANDBOX.join(' '));
+    frame.setAttribute('referrerpolicy', 'no-referrer');
+    frame.setAttribute('aria-hidden', 'true');
+    frame.tabIndex = -1;
+    frame.style.width = '100%';
+    frame.style.height = '100%';
+    frame.src = proxyURL(source, SPARE_PATH);
+    this._holderNode().appendChild(frame);
+    this._spares.set(source, { frame, created: Date.now(), ready: false });
+  }
+
+  private _drop(source: string): void {
+    this._spares.get(source)?.frame.remove();
+    this._spares.delete(source);
+  }
+
+  /** Where spares wait: offscreen, with a pane's usual size so a page lays out as it will. */
+  private _holderNode(): HTMLElement {
+    if (!this._holder) {
+      this._holder = document.createElement('div');
+      this._holder.className = HOLDER_CLASS;
+      this._holder.inert = true;
+      this._holder.setAttribute('aria-hidden', 'true');
+      document.body.appendChild(this._holder);
+    }
+    return this._holder;
+  }
+
+  private _max: number;
+  private _spares = new Map<string, ISpare>();
+  private _timers = new Map<string, number>();
+  private _holder: HTMLElement | null = null;
+  private _isDisposed = false;
+}
