@@ -11,6 +11,7 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 SIDEBAR = ".jp-dashdock-Sidebar"
 PANE = ".jp-dashdock-PlotPane"
+SPARE = ".jp-dashdock-SpareFrames iframe"
 
 
 def open_sidebar(page: Page) -> Locator:
@@ -135,3 +136,14 @@ def run_in_notebook(page: Page, code: str, timeout: float = 150.0) -> None:
         }""",
         [code, timeout],
     )
+
+
+def ready_spare(page: Page) -> Frame:
+    """The one spare frame, once it has told the Lab it is ready; marked, to be recognised later."""
+    page.locator(f"{SPARE}[data-ready='true']").wait_for(state="attached", timeout=60_000)
+    handle = page.locator(SPARE).element_handle()
+    frame = handle.content_frame() if handle else None
+    assert frame is not None
+    assert frame.evaluate("() => window.Bokeh !== undefined && Bokeh.documents.length === 0")
+    frame.evaluate("() => { window.__spareMark = 'the spare'; }")
+    return frame

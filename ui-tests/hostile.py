@@ -10,9 +10,12 @@ sandbox does not stop) and sets ``window.__attacksDone``.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from dashdock.proxy.bokehjs.serve import local_js_dir
 
 ATTACKS = """
 const BASE = %(base)s, KERNEL = %(kernel)s;
@@ -75,6 +78,24 @@ EVIL_PAGE = (
 )
 
 
+# The same attacks from a page shaped like a Bokeh server's, linking the BokehJS installed here: a
+# Lab pane may show it in a spare frame that ran BokehJS before (panes/spares.ts), not by loading
+# it. It also calls itself a ready spare, hoping the Lab hands it the next plot's page.
+EVIL_BOKEH_PAGE = (
+    '<!DOCTYPE html><html><head><meta charset="utf-8"><title>Evil Bokeh plot</title>'
+    '<script src="static/js/bokeh.min.js?v=%(bokeh_version)s"></script></head>'
+    "<body><h1>Nothing to see</h1><script>"
+    "window.parent.postMessage({type: 'dashdock:spare-ready'}, '*');" + ATTACKS + "</script></body></html>"
+)
+
+
+def local_bokehjs_version() -> str:
+    """The sha512 that a page links the BokehJS installed here by."""
+    js_dir = local_js_dir()
+    assert js_dir is not None
+    return hashlib.sha512((js_dir / "bokeh.min.js").read_bytes()).hexdigest()
+
+
 def attack_values(base_url: str, kernel: str) -> dict[str, str]:
     """What the attacks aim at: the Lab's base URL and one of the user's kernels."""
     return {"base": json.dumps(base_url), "kernel": json.dumps(kernel)}
@@ -89,6 +110,10 @@ class HostileDashboard:
     def __init__(self, base_url: str, kernel: str) -> None:
         self.requests: list[tuple[str, dict[str, str]]] = []
         page = EVIL_PAGE % attack_values(base_url, kernel)
+        bokeh_page = EVIL_BOKEH_PAGE % {
+            **attack_values(base_url, kernel),
+            "bokeh_version": local_bokehjs_version(),
+        }
         dashboard = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -101,6 +126,8 @@ class HostileDashboard:
                     self._send("text/plain", "ok")
                 elif path == "/individual-evil":
                     self._send("text/html; charset=utf-8", page)
+                elif path == "/individual-evil-bokeh":
+                    self._send("text/html; charset=utf-8", bokeh_page)
                 elif path.endswith("/sw.js"):
                     self._send("text/javascript", SERVICE_WORKER, {"Service-Worker-Allowed": "/"})
                 else:

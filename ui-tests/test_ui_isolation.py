@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 from distributed import Client, LocalCluster
-from helpers import pane, pane_frame
+from helpers import pane, pane_frame, ready_spare
 from hostile import HostileDashboard
 from lab import Lab, open_lab, screenshot
 from playwright.sync_api import Browser, Frame, Page, expect
@@ -109,6 +109,29 @@ def test_a_hostile_source_in_a_pane_cannot_act_as_the_user(
     restored = pane_frame(page, "Evil")
     _assert_contained(_attacks(restored), lab, kernel, framed=True)
     _assert_lab_untouched(page, lab)
+    page.context.close()
+    lab.api(f"dashdock/api/sources/{source['id']}", "DELETE")
+
+
+def test_a_hostile_bokeh_page_shown_in_a_spare_frame_cannot_act_as_the_user(
+    browser: Browser, lab: Lab, kernel: str, hostile: HostileDashboard
+) -> None:
+    """The second pane of a source draws in a spare frame (panes/spares.ts), handed its page by the
+    Lab rather than loading it: a hostile page shown that way is as contained as one loaded."""
+    source: Any = lab.api("dashdock/api/sources", "POST", {"url": hostile.url})
+    page = open_lab(browser, lab, "hostile-spare")
+    _attacks(_open_plot(page, source["id"], "/individual-evil", "Evil"))
+    spare = ready_spare(page)
+    frame = _open_plot(page, source["id"], "/individual-evil-bokeh", "Evil Bokeh")
+    attacks = _attacks(frame)
+    assert frame.evaluate("() => window.__spareMark") == "the spare"  # shown in the spare, not loaded
+    assert frame == spare
+    _assert_contained(attacks, lab, kernel, framed=True)
+    _assert_lab_untouched(page, lab)
+    # It called itself a ready spare: the Lab's next spare is a frame of its own, and the hostile
+    # page stays in its pane.
+    assert ready_spare(page).evaluate("() => window.__attacks === undefined")
+    assert pane_frame(page, "Evil Bokeh").evaluate("() => window.__attacksDone === true")
     page.context.close()
     lab.api(f"dashdock/api/sources/{source['id']}", "DELETE")
 

@@ -113,6 +113,7 @@ export class SpareFrames implements IDisposable {
         spare.frame.contentWindow === message.source
       ) {
         spare.ready = true;
+        spare.frame.dataset.ready = 'true'; // for people and tests looking at the DOM
       }
     }
   }

@@ -114,6 +114,7 @@ export class DashboardFrame extends IFrame {
     spare.title = this._title;
     spare.removeAttribute('aria-hidden');
     spare.removeAttribute('tabindex');
+    delete spare.dataset.ready;
     this._iframe = spare;
     spare.addEventListener('load', this);
     // The page's origin is opaque, so no target origin can name it; it asked for this page.
