@@ -19,6 +19,7 @@ from lab import DaskCluster, Lab
 from playwright.sync_api import Page, Request, expect
 
 from dashdock.proxy.bokehjs.serve import local_js_dir
+from dashdock.proxy.page.spare import SPARE_BOKEHJS
 
 pytestmark = pytest.mark.parametrize("lab", ["/user/alice/"], indirect=True)
 
@@ -173,8 +174,12 @@ def test_a_page_gets_nothing_from_the_lab_but_public_bokehjs_a_few_times(
     }, got
     assert all(f["size"] == size for f in got["files"] if f["blob"]), got
     assert all(not f["blob"] for f in got["files"] if f["version"] != version), got
-    # The Lab asked its server for nothing but BokehJS files by name and hash.
-    asked = {f"bokeh.min.js?v={version}", f"bokeh.min.js?v={'f' * 128}"}
+    # The Lab asked its server for nothing but BokehJS files by name and hash: the page's, and the
+    # local ones its source's spare frame runs (panes/spares.ts).
+    js_dir = local_js_dir()
+    assert js_dir is not None
+    spare = {f"{name}?v={hashlib.sha512((js_dir / name).read_bytes()).hexdigest()}" for name in SPARE_BOKEHJS}
+    asked = {f"bokeh.min.js?v={version}", f"bokeh.min.js?v={'f' * 128}"} | spare
     for url in received.urls("/dashdock/bokehjs/"):
         assert url.split("/dashdock/bokehjs/")[1] in asked, url
     lab.api(f"dashdock/api/sources/{source['id']}", "DELETE")

@@ -127,7 +127,7 @@ class ViewHandler(RelayHandler):
         self.set_header("Content-Type", "text/html; charset=UTF-8")
         self.set_header("Cache-Control", "no-store")  # it names this view's capability
         self._set_sandbox([])
-        self.finish(spare_page(self._route.proxy_prefix, assets))
+        self.finish(spare_page(self._route.proxy_prefix, [(asset.name, asset.version) for asset in assets]))
 
     def _page_script_tag(self, response: aiohttp.ClientResponse) -> bytes | None:
         """Every dashboard page shown here gets dashdock's page script (proxy/page/)."""

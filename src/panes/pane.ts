@@ -9,7 +9,7 @@ import { TranslationBundle } from '@jupyterlab/translation';
 import { Message } from '@lumino/messaging';
 import { ISignal, Signal } from '@lumino/signaling';
 
-import { fetchViewPage, proxyURL, setPaneState } from '../api/client';
+import { proxyURL, setPaneState } from '../api/client';
 import { ISource, ISourcesModel } from '../tokens';
 import { DashboardFrame } from '../ui/frame';
 import { HiddenSuspender } from '../ui/visibility';
@@ -20,9 +20,6 @@ import { PaneStatus, statusLabels, statusText } from './status';
 import { PaneControls } from './toolbar';
 
 const PANE_CLASS = 'jp-dashdock-PlotPane';
-
-/** A page longer than this (characters) loads the usual way rather than through a spare frame. */
-const MAX_SPARE_PAGE = 4 * 1024 * 1024;
 const STALE_CLASS = 'jp-dashdock-PaneStale';
 
 /** After this long down, "reconnecting" becomes "scheduler gone" (the checks go on). */
@@ -42,26 +39,7 @@ const GONE_AFTER_MS = 60_000;
 export class PlotPane extends MainAreaWidget<DashboardFrame> {
   constructor(options: PlotPane.IOptions) {
     const url = proxyURL(options.source, options.path, options.id);
-    const spare = options.spares?.take(options.source) ?? null;
-    super({
-      content: new DashboardFrame({
-        url,
-        title: options.name,
-        deferred: spare !== null
-      })
-    });
-    if (spare) {
-      void fetchViewPage(url, MAX_SPARE_PAGE).then(page => {
-        if (this.isDisposed) {
-          spare.remove();
-        } else {
-          this.content.adopt(spare, page);
-        }
-      });
-    }
-    if (!options.source.includes(':')) {
-      options.spares?.prepare(options.source); // a source's, not a literal target's (a worker)
-    }
+    super({ content: options.spares.frame(options.source, url, options.name) });
     this.addClass(PANE_CLASS);
     this.source = options.source;
     this.follows = options.follows ?? null;
@@ -107,12 +85,7 @@ export class PlotPane extends MainAreaWidget<DashboardFrame> {
       onRate: value => this.setRate(value),
       onRewind: seconds => void this.rewind(seconds),
       onReload: () => this.reload(),
-      onOpenTab: () =>
-        window.open(
-          proxyURL(options.source, options.path),
-          '_blank',
-          'noopener'
-        )
+      tabURL: proxyURL(options.source, options.path)
     });
     this._stale.className = STALE_CLASS;
     this._stale.hidden = true;
@@ -419,7 +392,6 @@ export namespace PlotPane {
     hiddenGrace: number;
     model: ISourcesModel;
     trans: TranslationBundle;
-    /** Frames with BokehJS run, for a pane to draw in sooner. */
-    spares?: SpareFrames;
+    spares: SpareFrames; // frames with BokehJS run, for the pane to draw in sooner
   }
 }

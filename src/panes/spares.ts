@@ -6,8 +6,8 @@
 
 import { IDisposable } from '@lumino/disposable';
 
-import { proxyURL } from '../api/client';
-import { DASHBOARD_FRAME_SANDBOX } from '../ui/frame';
+import { fetchViewPage, proxyURL } from '../api/client';
+import { DASHBOARD_FRAME_SANDBOX, DashboardFrame } from '../ui/frame';
 
 const SPARE_PATH = '/.dashdock/spare';
 const HOLDER_CLASS = 'jp-dashdock-SpareFrames';
@@ -17,6 +17,9 @@ const HOLDER_CLASS = 'jp-dashdock-SpareFrames';
  * stay valid while the pane it becomes is open (view links live an hour by default).
  */
 const MAX_AGE_MS = 10 * 60_000;
+
+/** A page longer than this (characters) loads the usual way rather than in a spare frame. */
+const MAX_PAGE_LENGTH = 4 * 1024 * 1024;
 
 /** Wait this long after a pane opens before loading its source's next spare: the pane goes first. */
 const PREPARE_DELAY_MS = 250;
@@ -61,8 +64,32 @@ export class SpareFrames implements IDisposable {
     }
   }
 
+  /**
+   * The frame of a new pane of `source` showing `url` (a proxy URL): its page shown in a ready spare
+   * of that source when there is one (the Lab fetches the page, and the frame hands it to the
+   * spare once both are in the document), else loaded the usual way. The source's next spare is
+   * readied.
+   */
+  frame(source: string, url: string, title: string): DashboardFrame {
+    const spare = this._take(source);
+    const frame = new DashboardFrame({ url, title, deferred: spare !== null });
+    if (spare) {
+      void fetchViewPage(url, MAX_PAGE_LENGTH).then(page => {
+        if (frame.isDisposed) {
+          spare.remove();
+        } else {
+          frame.adopt(spare, page);
+        }
+      });
+    }
+    if (!source.includes(':')) {
+      this.prepare(source); // a source's, not a literal target's (a worker's page)
+    }
+    return frame;
+  }
+
   /** A ready spare of `source`, now the caller's to move into its pane, or null. */
-  take(source: string): HTMLIFrameElement | null {
+  private _take(source: string): HTMLIFrameElement | null {
     const spare = this._spares.get(source);
     if (!spare?.ready || Date.now() - spare.created > MAX_AGE_MS) {
       return null;

@@ -66,7 +66,7 @@ export class PaneControls {
         icon: launchIcon,
         label: trans.__('Open in a browser tab'),
         tooltip: trans.__('Open this plot in a browser tab'),
-        onClick: options.onOpenTab
+        onClick: () => window.open(options.tabURL, '_blank', 'noopener')
       })
     );
   }
@@ -132,6 +132,7 @@ export namespace PaneControls {
     onRate: (rate: number) => void;
     onRewind: (seconds: number) => void;
     onReload: () => void;
-    onOpenTab: () => void;
+    /** The plot's proxy link, which a tab opens as its own page. */
+    tabURL: string;
   }
 }

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import html
 
-from dashdock.proxy.bokehjs.serve import StaticAsset
 from dashdock.proxy.page.deferral import INERT_TYPE
 from dashdock.proxy.page.script import script_tag
 
@@ -30,10 +29,12 @@ SPARE_BOKEHJS = (
 )
 
 
-def spare_page(view_prefix: str, assets: list[StaticAsset]) -> bytes:
-    """The page under ``view_prefix`` (no trailing slash): each local BokehJS file linked as a
-    dashboard's page links it, left inert for the loader to run."""
-    links = (html.escape(f"{view_prefix}/static/js/{a.name}?v={a.version}", quote=True) for a in assets)
+def spare_page(view_prefix: str, files: list[tuple[str, str]]) -> bytes:
+    """The page under ``view_prefix`` (no trailing slash): each BokehJS file (name, sha512) linked
+    as a dashboard's page links it, left inert for the loader to run."""
+    links = (
+        html.escape(f"{view_prefix}/static/js/{name}?v={version}", quote=True) for name, version in files
+    )
     tags = "\n".join(f'<script type="{INERT_TYPE.decode()}" src="{src}"></script>' for src in links)
     return (
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
