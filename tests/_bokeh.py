@@ -102,6 +102,8 @@ def _array(node: dict[str, Any], buffers: dict[str, bytes]) -> list[Any]:
         raw = base64.b64decode(array["data"])
     elif isinstance(array, dict) and "id" in array:
         raw = buffers[str(array["id"])]
+    elif isinstance(array, dict) and isinstance(array.get("data"), dict) and "id" in array["data"]:
+        raw = buffers[str(array["data"]["id"])]  # {"type": "bytes", "data": {"id"}}: a binary buffer
     else:
         return list(array) if isinstance(array, list) else []
     order = "<" if node.get("order", "little") == "little" else ">"

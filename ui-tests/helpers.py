@@ -64,9 +64,15 @@ def wait_for_bokeh_plot(page: Page, name: str) -> None:
 def drag_to(page: Page, source: Locator, x: float, y: float) -> None:
     """Press on `source` (scrolled into sight first, as a user would), move past the drag
     threshold in small steps, release at (x, y)."""
-    source.scroll_into_view_if_needed()
-    box = source.bounding_box()
-    assert box is not None
+
+    def found() -> dict[str, float] | None:
+        # The sidebar redraws a source's plots when what it knows of them changes (which are drawn
+        # here): between two steps the item may be a new element, not yet laid out.
+        source.scroll_into_view_if_needed()
+        box = source.bounding_box()
+        return dict(box) if box is not None else None
+
+    box: Any = wait_until(found, timeout=30)
     start_x, start_y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
     page.mouse.move(start_x, start_y)
     page.mouse.down()

@@ -40,9 +40,11 @@ DRAWN_FROM_STATE = (
     "/individual-memory-by-key",
     "/individual-gpu-memory",
     "/individual-gpu-utilization",
+    "/individual-rmm-memory",
     "/individual-scheduler-system",
     "/individual-contention",
     "/individual-groups",
+    "/individual-group-progress",
 )
 DRAWN = DRAWN_FROM_STREAM + DRAWN_FROM_STATE
 # The header with the plot server's secret: the Jupyter server adds it to each request.

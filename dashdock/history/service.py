@@ -111,14 +111,15 @@ class HistoryService:
 
     def drawn(self, source_id: str, path: str) -> DrawnPlot | None:
         """Where the recorder serves ``path`` of a source, when it draws that plot and records the
-        source now, its scheduler answering; None: the plot is the dashboard's own."""
-        return self._plots.drawn(self._answering_run(source_id), path)
+        source now; None: the plot is the dashboard's own.
 
-    def _answering_run(self, source_id: str) -> str | None:
-        return None if source_id in self._failing else self._recording.get(source_id)
+        A scheduler that stops answering keeps its drawn pages (the last state it gave; the pane
+        says its scheduler is away) until its run ends: Dask's own page then would be one more
+        Bokeh session on a scheduler already too busy to answer."""
+        return self._plots.drawn(self._recording.get(source_id), path)
 
     def _show_drawn(self, source_id: str) -> None:
-        self._plots.show(source_id, self._answering_run(source_id))
+        self._plots.show(source_id, self._recording.get(source_id))
 
     def problem_of(self, source_id: str) -> str | None:
         """What went wrong recording this source, in one line; None when nothing did."""

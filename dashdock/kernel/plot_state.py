@@ -26,16 +26,24 @@ MAX_PREFIXES = 1000  # as the recorder's progress bound (Limits.max_groups)
 MAX_METRICS = 64  # entries of a worker's metrics, and of each of its nested ones
 MAX_PAIRS = 1024  # worker pairs of the bandwidth between workers
 MAX_TEXT = 4000  # of an erred task's exception or traceback text
+MAX_BINS = 200  # of the group timing's one-second bins (Dask's Task Group Progress shows 180)
 
 
 def snapshot(
-    scheduler: Any, exceptions_since: float = 0.0, parts: Any = (), monitor_since: int = 0
+    scheduler: Any,
+    exceptions_since: float = 0.0,
+    parts: Any = (),
+    monitor_since: int = 0,
+    group_timing_since: int = 0,
 ) -> dict[str, Any]:
     """The workers (in the scheduler's order) and task prefixes the plots read, as plain data; the
     erred tasks the scheduler keeps (Dask's Exceptions) that erred after ``exceptions_since`` and
     its own system monitor's rows after the ``monitor_since``-th: each sent once, not every tick.
     ``parts`` asks for what costs more, only while its plot is watched: ``memory_by_key`` (a pass
-    over every task in memory), ``task_groups`` (the groups and their dependencies)."""
+    over every task in memory), ``task_groups`` (the groups and their dependencies),
+    ``group_timing`` (compute per group over time, from the ``group_timing_since``-th bin: the
+    scheduler runs Dask's GroupTiming plugin from the first time it is asked, as Dask's own Task
+    Group Progress page makes it do)."""
     held = "memory_by_key" in parts
     idle = scheduler.idle
     saturated = scheduler.saturated
@@ -57,6 +65,8 @@ def snapshot(
                 "occupancy": float(ws.occupancy),
                 "processing": len(ws.processing),
                 # As Dask's plots test them: ``idle`` is keyed by address, ``saturated`` holds states.
+                # What RMM Memory reads of ``extra`` (GPU workers only).
+                "gpu_memory_total": _gpu_memory_total(ws.extra),
                 "idle": ws in idle,
                 "saturated": ws in saturated,
                 **({"held": _held(ws)} if held else {}),
@@ -99,6 +109,29 @@ def snapshot(
         "tick_interval": scheduler._tick_interval_observed,  # Contention's event-loop health
         "transition_counter": scheduler.transition_counter,
         **({"task_groups": _task_groups(scheduler)} if "task_groups" in parts else {}),
+        **({"group_timing": _group_timing(scheduler, group_timing_since)} if "group_timing" in parts else {}),
+    }
+
+
+def _group_timing(scheduler: Any, since: int) -> dict[str, Any]:
+    """GroupTiming's bins from the ``since``-th on (the last one known may have grown), at most
+    ``MAX_BINS``; all of them when the plugin has fewer (it restarted)."""
+    from distributed.diagnostics.progress import GroupTiming
+
+    if GroupTiming.name not in scheduler.plugins:
+        scheduler.add_plugin(plugin=GroupTiming(scheduler))
+    plugin = scheduler.plugins[GroupTiming.name]
+    length = len(plugin.time)
+    start = max(since - 1 if 0 < since <= length else 0, length - MAX_BINS)
+    return {
+        "dt": plugin.dt,
+        "length": length,
+        "start": start,
+        "time": plugin.time[start:],
+        "nthreads": plugin.nthreads[start:],
+        "compute": {
+            str(name): values[start:] for name, values in list(plugin.compute.items())[:MAX_PREFIXES]
+        },
     }
 
 
@@ -115,6 +148,12 @@ def _task_groups(scheduler: Any) -> dict[str, Any]:
         }
         for name, tg in list(scheduler.task_groups.items())[:MAX_PREFIXES]
     }
+
+
+def _gpu_memory_total(extra: Any) -> int | None:
+    gpu = extra.get("gpu") if isinstance(extra, dict) else None
+    total = gpu.get("memory-total") if isinstance(gpu, dict) else None
+    return total if isinstance(total, int) and not isinstance(total, bool) else None
 
 
 def _held(ws: Any) -> dict[str, list[int]]:
@@ -149,9 +188,7 @@ def _numbers(values: Any, nested: bool = False) -> dict[str, Any]:
 
 def offer(scheduler: Any) -> None:
     """Answer ``OP`` on this scheduler from now on."""
-    scheduler.handlers[OP] = lambda comm=None, exceptions_since=0.0, parts=(), monitor_since=0: snapshot(
-        scheduler, exceptions_since, parts, monitor_since
-    )
+    scheduler.handlers[OP] = lambda comm=None, **asked: snapshot(scheduler, **asked)
     scheduler.set_metadata(keys=[METADATA_KEY], value=OP)
 
 

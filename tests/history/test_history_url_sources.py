@@ -32,8 +32,9 @@ CLUSTER = Path(__file__).resolve().parent.parent / "_url_cluster.py"
 
 
 class UrlCluster:
-    def __init__(self) -> None:
+    def __init__(self, options: tuple[str, ...] = ()) -> None:
         self.scheduler_port, self.dashboard_port = free_ports(2)
+        self.options = options  # more of _url_cluster.py's arguments
         self.process: subprocess.Popen[str] | None = None
 
     @property
@@ -46,7 +47,7 @@ class UrlCluster:
 
     def start(self) -> None:
         self.process = subprocess.Popen(
-            [sys.executable, str(CLUSTER), str(self.scheduler_port), str(self.dashboard_port)],
+            [sys.executable, str(CLUSTER), str(self.scheduler_port), str(self.dashboard_port), *self.options],
             stdout=subprocess.PIPE,
             text=True,
         )

@@ -6,7 +6,8 @@ attributes, kept up to date by the recorder's one connection, so dashdock can se
 drawn by Dask's own code (plot_server.py) while the scheduler pays for one reader, whatever the
 number of viewers. Only what the drawn plots read is mirrored (``DRAWN`` in history/drawn.py):
 the task stream always; when the scheduler offers its state (mirror_reader.py), its workers and
-prefixes (mirror_state.py), its own monitor (mirror_monitor.py) and its groups (mirror_groups.py).
+prefixes (mirror_state.py), its own monitor (mirror_monitor.py), its groups (mirror_groups.py) and
+their timing (mirror_timing.py).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from dashdock.history.recorder.mirror_state import (
     checked_count,
     read_state,
 )
+from dashdock.history.recorder.mirror_timing import MirroredGroupTiming
 
 # The task-stream records a mirror keeps: Dask's Task Stream draws the last 1,000.
 MAX_TASK_RECORDS = 10_000
@@ -46,6 +48,8 @@ class SchedulerMirror:
         # Dask's TaskStream reads the records of the scheduler's TaskStreamPlugin: the same class
         # here, never attached to a scheduler, filled with the records the scheduler sent.
         self.add_plugin(TaskStreamPlugin(self, maxlen=max_task_records))
+        # Dask's Task Group Progress reads GroupTiming, which the scheduler runs once it is watched.
+        self.add_plugin(MirroredGroupTiming())
         # Read by the worker and progress plots; empty until the scheduler's state is read.
         self.workers: dict[str, MirroredWorker] = {}
         self.idle: set[MirroredWorker] = set()
@@ -60,6 +64,7 @@ class SchedulerMirror:
         self.erred_tasks: deque[MirroredErred] = deque(maxlen=100)
         self.exceptions_since = 0.0
         self.monitor = MirroredMonitor()  # the scheduler's own system monitor (Scheduler System)
+        self.proc = _MirroredProcess(self.monitor)
         self._tick_interval_observed = 0.0
         self.task_groups: dict[str, MirroredGroup] = {}  # read only while Task Groups is watched
         self.transition_counter = 0
@@ -97,8 +102,11 @@ class SchedulerMirror:
             self.monitor.add(raw.get("monitor"))
             groups = read_groups(raw.get("task_groups"))
             if groups is not None:
-                # Task Groups redraws when the counter moves: it moves with the groups read with it.
                 self.task_groups = groups
+            timing = self.plugins[MirroredGroupTiming.name].add(raw.get("group_timing"))
+            if groups is not None or timing:
+                # Task Groups and Task Group Progress redraw when the counter moves: it moves with
+                # what they read, read with it.
                 self.transition_counter = checked_count(raw.get("transition_counter"))
         if state.erred_kept and state.erred_kept != self.erred_tasks.maxlen:
             self.erred_tasks = deque(self.erred_tasks, maxlen=state.erred_kept)
@@ -132,6 +140,17 @@ class SchedulerMirror:
             }
         )
         plugin.index += 1
+
+
+class _MirroredProcess:
+    """As ``Scheduler.proc`` for Task Group Progress, which redraws only while the scheduler's
+    process is below half a core: the scheduler's own measure."""
+
+    def __init__(self, monitor: MirroredMonitor) -> None:
+        self._monitor = monitor
+
+    def cpu_percent(self) -> float:
+        return self._monitor.recent().get("cpu") or 0.0
 
 
 def _tuple_key(key: object) -> tuple[object, ...] | None:

@@ -19,7 +19,11 @@ if TYPE_CHECKING:  # imports Dask's distributed, which only a recorder serving p
     from dashdock.history.recorder.mirror import SchedulerMirror
 
 # The costlier parts of the state, and the plot whose open pages make the recorder ask for them.
-WATCHED_PARTS = {"memory_by_key": "/individual-memory-by-key", "task_groups": "/individual-groups"}
+WATCHED_PARTS = {
+    "memory_by_key": "/individual-memory-by-key",
+    "task_groups": "/individual-groups",
+    "group_timing": "/individual-group-progress",
+}
 
 
 class MirrorReader:
@@ -50,7 +54,10 @@ class MirrorReader:
         parts = [part for part, path in WATCHED_PARTS.items() if self.mirror.watched(path)]
         try:
             state = await self.scheduler.plot_state(
-                self.mirror.exceptions_since, self.mirror.monitor.count, parts
+                self.mirror.exceptions_since,
+                self.mirror.monitor.count,
+                parts,
+                self.mirror.plugins["group-timing"].length,
             )
         except HandlerFailed as e:
             self.failed = True

@@ -70,6 +70,7 @@ class MirroredWorker:
     processing: range  # Dask's plots take its length and truth; a range holds no tasks
     metrics: dict[str, float] = field(default_factory=dict)
     has_what: HeldTasks = field(default_factory=lambda: HeldTasks({}))  # only while Memory by key is watched
+    extra: dict[str, dict[str, int]] = field(default_factory=dict)  # {"gpu": {"memory-total"}}: RMM Memory
 
 
 @dataclass(eq=False)
@@ -214,7 +215,16 @@ def _worker(item: Mapping[str, Any]) -> MirroredWorker | None:
         processing=range(min(checked_count(item.get("processing")), _MAX_COUNT)),
         # Dask's plots read these two of every worker: a scheduler that left them out has zeros.
         metrics={"cpu": 0.0, "memory": 0.0, **_metrics(item.get("metrics"), nested=True)},
+        extra=_gpu_extra(item.get("gpu_memory_total")),
     )
+
+
+def _gpu_extra(total: object) -> dict[str, dict[str, int]]:
+    """A GPU worker's ``extra`` as RMM Memory reads it; a worker without a GPU has none (Dask's
+    plot then draws it empty)."""
+    if isinstance(total, bool) or not isinstance(total, int):
+        return {}
+    return {"gpu": {"memory-total": checked_count(total)}}
 
 
 def _metrics(given: object, nested: bool = False) -> dict[str, Any]:

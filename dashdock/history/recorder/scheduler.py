@@ -198,10 +198,22 @@ class Scheduler:
         """Whether the scheduler answers ``dashdock_plot_state`` (kernel/plot_state.py offers it)."""
         return await self.comm.call("get_metadata", keys=["dashdock-plot-state"], default=None) is not None
 
-    async def plot_state(self, exceptions_since: float, monitor_since: int, parts: list[str]) -> object:
+    async def plot_state(
+        self, exceptions_since: float, monitor_since: int, parts: list[str], timing_since: int
+    ) -> object:
         """The workers and task prefixes Dask's worker and progress plots read, the erred tasks
         since ``exceptions_since``, the scheduler's monitor rows since ``monitor_since``, and the
-        costlier ``parts`` asked for (mirror_state.py and mirror_monitor.py check them)."""
+        costlier ``parts`` asked for (mirror_state.py and mirror_monitor.py check them); of those,
+        ``group_timing`` from its ``timing_since``-th bin (mirror_timing.py)."""
+        if "group_timing" in parts:
+            return await self.comm.call(
+                "dashdock_plot_state",
+                exceptions_since=exceptions_since,
+                monitor_since=monitor_since,
+                parts=parts,
+                group_timing_since=timing_since,
+            )
+        # Without it otherwise: a scheduler holding an older handler still answers the rest.
         return await self.comm.call(
             "dashdock_plot_state", exceptions_since=exceptions_since, monitor_since=monitor_since, parts=parts
         )
