@@ -17,13 +17,15 @@ past the end of the list; Dask's static pages, not Bokeh sessions, are left out)
 Ways of watching, N plots each:
   none      N = 0, the baseline;
   direct    each plot a page of its own in one browser context, straight from the scheduler's dashboard;
+  jsp       (when jupyter-server-proxy is installed) each plot through ``{base}proxy/<host>:<port>/...``,
+            as dask-labextension links them: the scheduler's own pages, relayed;
   dashdock  each plot a page of its own through ``{base}dashdock/proxy/<source id>/<plot path>`` (the
             cluster registered with ``POST dashdock/api/sources``), which redirects to a sandboxed view
-            page drawing the same Bokeh plot through the Jupyter server; Task Stream, Progress,
-            Workers Memory, Cluster Memory, CPU, Processing and Occupancy are drawn by dashdock's
-            recorder from its one connection (``draw_key_plots``; the cluster's scheduler runs
-            ``--preload dashdock.kernel.plot_state``), no session on the scheduler, once the
-            recorder has read it (the bench waits for that).
+            page drawing the same Bokeh plot through the Jupyter server; 28 of Dask's 32 plots (all
+            but the Graph, Fine Performance Metrics and the two Profile pages) are drawn by
+            dashdock's recorder from its one connection (``draw_key_plots``; the cluster's
+            scheduler runs ``--preload dashdock.kernel.plot_state``), no session on the
+            scheduler, once the recorder has read it (the bench waits for that).
 
 For each round and each (way, N) in a fixed interleaved order: open the pages, wait until every one
 has drawn (``Bokeh.documents[0]`` has a root: a state, not a delay), run
@@ -74,13 +76,15 @@ if TYPE_CHECKING:
 TASKS = 30_000
 ROUNDS = 2
 COUNTS = (8, 24)
-# Interleaved, the same order every round.
+# Interleaved, the same order every round; jupyter-server-proxy's rows only when it is installed.
 ORDER: tuple[tuple[str, int], ...] = (
     ("none", 0),
     ("direct", COUNTS[0]),
     ("dashdock", COUNTS[0]),
+    ("jsp", COUNTS[0]),
     ("direct", COUNTS[1]),
     ("dashdock", COUNTS[1]),
+    ("jsp", COUNTS[1]),
 )
 PREFERRED = (
     "Task Stream",
@@ -359,6 +363,9 @@ class Bench:
         paths = take(self.paths, count)
         if way == "direct":
             return [f"{self.cluster.root}{path}" for path in paths]
+        if way == "jsp":  # the scheduler's own pages, relayed as dask-labextension links them
+            port = int(self.cluster.root.rsplit(":", 1)[1])
+            return [f"{self.server.jsp(port)}{path}" for path in paths]
         return [f"{self.server.dashdock(self.source)}{path}" for path in paths]
 
     def workload(self) -> float:
@@ -376,7 +383,7 @@ class Bench:
     def one(self, browser: Browser, way: str, count: int) -> None:
         context = None
         if count:
-            login = f"{self.server.url}/api/status?token={TOKEN}" if way == "dashdock" else None
+            login = f"{self.server.url}/api/status?token={TOKEN}" if way != "direct" else None
             context = open_pages(browser, self.urls(way, count), login)
         try:
             sessions = self.sessions()
@@ -453,7 +460,9 @@ def main(tasks: int, rounds: int) -> None:
     heading(f"Open live plot pages vs a busy scheduler: {tasks:,} tasks x {rounds} rounds, N in (0, 8, 24)")
     cluster = Cluster()
     try:
-        with JupyterServer(with_jsp=False) as server:
+        with JupyterServer() as server:
+            if not server.with_jsp:
+                print("  jupyter-server-proxy is not installed: its rows are left out")
             asyncio.run(server.wait_ready())
             with Client(cluster.scheduler, timeout=60) as client:
                 bench = Bench(cluster, server, client, tasks)
@@ -470,7 +479,8 @@ def main(tasks: int, rounds: int) -> None:
                             for n in range(rounds):
                                 bench.round = n
                                 for way, count in ORDER:
-                                    bench.one(browser, way, count)
+                                    if way != "jsp" or server.with_jsp:
+                                        bench.one(browser, way, count)
                             bench.round = rounds
                         finally:
                             browser.close()

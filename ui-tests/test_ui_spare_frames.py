@@ -7,6 +7,11 @@ be the pane they would get otherwise: the plot drawn, tied to its pane, themed l
 
 from __future__ import annotations
 
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
 import pytest
 from helpers import (
     SPARE,
@@ -17,13 +22,13 @@ from helpers import (
     plot_item,
     ready_spare,
     wait_for_bokeh_plot,
+    wait_until,
 )
-from lab import DaskCluster, Lab, screenshot
-from playwright.sync_api import Page, expect
-
-pytestmark = pytest.mark.parametrize("lab", ["/user/alice/"], indirect=True)
+from lab import DaskCluster, Lab, open_lab, screenshot, start_lab, stop_lab
+from playwright.sync_api import Browser, Page, expect
 
 
+@pytest.mark.parametrize("lab", ["/user/alice/"], indirect=True)
 def test_a_second_pane_draws_in_the_spare_frame_tied_to_its_pane_and_themed(
     page: Page, lab: Lab, dask_cluster: DaskCluster
 ) -> None:
@@ -71,3 +76,37 @@ def test_a_second_pane_draws_in_the_spare_frame_tied_to_its_pane_and_themed(
         timeout=60_000,
     )
     assert "/individual-progress" in frame.url
+
+
+@pytest.fixture
+def short_links_lab(tmp_path: Path) -> Iterator[Lab]:
+    """A Lab whose view links last 10 s (as after a server restart, a spare's link no longer holds)."""
+    server = start_lab(tmp_path, "/user/alice/", ["--DashdockApp.view_link_lifetime=10"])
+    yield server
+    stop_lab(server)
+
+
+def test_a_spare_whose_view_link_no_longer_holds_is_not_used(
+    browser: Browser, short_links_lab: Lab, dask_cluster: DaskCluster
+) -> None:
+    page = open_lab(browser, short_links_lab, "expired-spare")
+    open_sidebar(page)
+    add_source(page, dask_cluster.dashboard)
+    plot_item(page, "Task Stream").click()
+    wait_for_bokeh_plot(page, "Task Stream")
+    spare = ready_spare(page)
+    view = spare.evaluate("() => location.pathname")
+    origin = short_links_lab.url.split("/user/", 1)[0]
+
+    def refused() -> bool:
+        request = urllib.request.Request(f"{origin}{view}", method="HEAD")
+        try:
+            urllib.request.urlopen(request, timeout=10)
+        except urllib.error.HTTPError as error:
+            return error.code == 403
+        return False
+
+    wait_until(refused, timeout=60)  # its link has expired
+    plot_item(page, "Progress").click()
+    wait_for_bokeh_plot(page, "Progress")  # loaded the usual way, under a fresh link
+    assert pane_frame(page, "Progress").evaluate("() => window.__spareMark") is None

@@ -255,6 +255,33 @@ export async function fetchViewPage(
   }
 }
 
+/** Whether this server still serves the view URL `view` (a path): false once its link expired or
+ * the server restarted (another key). Asks for its spare page's headers (proxy/page/spare.py). */
+export async function viewHolds(view: string): Promise<boolean> {
+  const settings = ServerConnection.makeSettings();
+  const base = new URL(settings.baseUrl, window.location.href);
+  const views = new URL('dashdock/view/', base).pathname;
+  const segments = view.startsWith(views)
+    ? view.slice(views.length).split('/')
+    : [];
+  if (
+    segments.length !== 2 ||
+    segments.some(part => !part || /^(?:\.|%2e){1,2}$/i.test(part))
+  ) {
+    return false; // not a view URL of this server
+  }
+  try {
+    const response = await ServerConnection.makeRequest(
+      new URL(`${view}/.dashdock/spare`, base).href,
+      { method: 'HEAD', cache: 'no-store' },
+      settings
+    );
+    return response.ok;
+  } catch {
+    return false;
+  }
+}
+
 export function listClusters(): Promise<IClusterListing> {
   return requestAPI<IClusterListing>('clusters');
 }

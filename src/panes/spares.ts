@@ -6,11 +6,13 @@
 
 import { IDisposable } from '@lumino/disposable';
 
-import { fetchViewPage, proxyURL } from '../api/client';
+import { fetchViewPage, proxyURL, viewHolds } from '../api/client';
 import { DASHBOARD_FRAME_SANDBOX, DashboardFrame } from '../ui/frame';
 
 const SPARE_PATH = '/.dashdock/spare';
 const HOLDER_CLASS = 'jp-dashdock-SpareFrames';
+/** A view URL's path as a spare says it (api/client.ts `viewHolds` checks it is this server's). */
+const VIEW_PATH = /^\/[^?#]*\/dashdock\/view\/[^/?#]+\/[^/?#]+$/;
 
 /**
  * A spare older than this is replaced rather than used: the view link it was loaded under must
@@ -27,7 +29,8 @@ const PREPARE_DELAY_MS = 250;
 interface ISpare {
   frame: HTMLIFrameElement;
   created: number;
-  ready: boolean;
+  /** Its view URL's path, as its page said once ready (BokehJS run); empty until then. */
+  view: string;
 }
 
 /**
@@ -74,11 +77,15 @@ export class SpareFrames implements IDisposable {
     const spare = this._take(source);
     const frame = new DashboardFrame({ url, title, deferred: spare !== null });
     if (spare) {
-      void fetchViewPage(url, MAX_PAGE_LENGTH).then(page => {
+      // A spare under a link that no longer holds could not open its plot's websocket.
+      void Promise.all([
+        fetchViewPage(url, MAX_PAGE_LENGTH),
+        viewHolds(spare.view)
+      ]).then(([page, holds]) => {
         if (frame.isDisposed) {
-          spare.remove();
+          spare.frame.remove();
         } else {
-          frame.adopt(spare, page);
+          frame.adopt(spare.frame, holds ? page : null);
         }
       });
     }
@@ -89,13 +96,13 @@ export class SpareFrames implements IDisposable {
   }
 
   /** A ready spare of `source`, now the caller's to move into its pane, or null. */
-  private _take(source: string): HTMLIFrameElement | null {
+  private _take(source: string): ISpare | null {
     const spare = this._spares.get(source);
-    if (!spare?.ready || Date.now() - spare.created > MAX_AGE_MS) {
+    if (!spare?.view || Date.now() - spare.created > MAX_AGE_MS) {
       return null;
     }
     this._spares.delete(source);
-    return spare.frame;
+    return spare;
   }
 
   /** Have a spare of `source` ready for its next pane, loaded when the browser is idle. */
@@ -128,9 +135,11 @@ export class SpareFrames implements IDisposable {
 
   handleEvent(event: Event): void {
     const message = event as MessageEvent;
+    const data = message.data as { type?: unknown; view?: unknown } | null;
     if (
-      (message.data as { type?: unknown } | null)?.type !==
-      'dashdock:spare-ready'
+      data?.type !== 'dashdock:spare-ready' ||
+      typeof data.view !== 'string' ||
+      !VIEW_PATH.test(data.view)
     ) {
       return;
     }
@@ -139,7 +148,7 @@ export class SpareFrames implements IDisposable {
         message.source !== null &&
         spare.frame.contentWindow === message.source
       ) {
-        spare.ready = true;
+        spare.view = data.view;
         spare.frame.dataset.ready = 'true'; // for people and tests looking at the DOM
       }
     }
@@ -175,7 +184,7 @@ export class SpareFrames implements IDisposable {
     frame.style.height = '100%';
     frame.src = proxyURL(source, SPARE_PATH);
     this._holderNode().appendChild(frame);
-    this._spares.set(source, { frame, created: Date.now(), ready: false });
+    this._spares.set(source, { frame, created: Date.now(), view: '' });
   }
 
   private _drop(source: string): void {

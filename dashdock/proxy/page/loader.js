@@ -9,7 +9,8 @@
  * From the parent, and nobody else: {type: "dashdock:bokehjs-pending"} at once (it is a Lab that
  * answers), then {type: "dashdock:bokehjs", name, version, source: Blob | null} per file.
  *
- * A spare page (spare.py) runs its BokehJS, then says {type: "dashdock:spare-ready"} to the parent,
+ * A spare page (spare.py) runs its BokehJS, then says {type: "dashdock:spare-ready", view} (its view
+ * URL's path) to the parent,
  * and takes from the parent, once: {type: "dashdock:show", html, below}: a plot's page and its path
  * and query below this view URL.
  */
@@ -208,7 +209,10 @@
       show(data.html, data.below, loaded);
     };
     window.addEventListener('message', onMessage);
-    window.parent.postMessage({ type: 'dashdock:spare-ready' }, '*');
+    // Its view URL, so the Lab can check that it is still valid (a server restarted meanwhile
+    // has another key; a link expires) before it hands this spare a page.
+    const view = location.pathname.slice(0, -SPARE.length);
+    window.parent.postMessage({ type: 'dashdock:spare-ready', view }, '*');
   }
 
   const start = window.parent !== window && location.pathname.endsWith(SPARE) ? startSpare : runDeferred;
