@@ -6,7 +6,8 @@
 
 import { IDisposable } from '@lumino/disposable';
 
-import { fetchViewPage, proxyURL, viewHolds } from '../api/client';
+import { proxyURL } from '../api/client';
+import { fetchViewPage, viewHolds } from '../api/views';
 import { DASHBOARD_FRAME_SANDBOX, DashboardFrame } from '../ui/frame';
 
 const SPARE_PATH = '/.dashdock/spare';
