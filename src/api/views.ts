@@ -21,8 +21,7 @@ export async function fetchViewPage(
   maxLength: number
 ): Promise<IViewPage | null> {
   const settings = ServerConnection.makeSettings();
-  const base = new URL(settings.baseUrl, window.location.href);
-  const views = new URL('dashdock/view/', base).pathname;
+  const { views } = viewRoot(settings);
   try {
     const response = await ServerConnection.makeRequest(
       url,
@@ -57,8 +56,7 @@ export async function fetchViewPage(
  * the server restarted (another key). Asks for its spare page's headers (proxy/page/spare.py). */
 export async function viewHolds(view: string): Promise<boolean> {
   const settings = ServerConnection.makeSettings();
-  const base = new URL(settings.baseUrl, window.location.href);
-  const views = new URL('dashdock/view/', base).pathname;
+  const { base, views } = viewRoot(settings);
   const segments = view.startsWith(views)
     ? view.slice(views.length).split('/')
     : [];
@@ -78,4 +76,13 @@ export async function viewHolds(view: string): Promise<boolean> {
   } catch {
     return false;
   }
+}
+
+/** This server's base URL, and the path every view URL starts with. */
+function viewRoot(settings: ServerConnection.ISettings): {
+  base: URL;
+  views: string;
+} {
+  const base = new URL(settings.baseUrl, window.location.href);
+  return { base, views: new URL('dashdock/view/', base).pathname };
 }

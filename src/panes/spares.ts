@@ -12,7 +12,7 @@ import { DASHBOARD_FRAME_SANDBOX, DashboardFrame } from '../ui/frame';
 
 const SPARE_PATH = '/.dashdock/spare';
 const HOLDER_CLASS = 'jp-dashdock-SpareFrames';
-/** A view URL's path as a spare says it (api/client.ts `viewHolds` checks it is this server's). */
+/** A view URL's path as a spare says it (api/views.ts `viewHolds` checks it is this server's). */
 const VIEW_PATH = /^\/[^?#]*\/dashdock\/view\/[^/?#]+\/[^/?#]+$/;
 
 /**
