@@ -378,9 +378,38 @@ def test_a_drawn_page_redraws_no_faster_than_its_mirror_changes() -> None:
     def periods(paced: bool) -> list[int]:
         doc = Document()
         if paced:
-            _paced(doc)
+            _paced(doc, SchedulerMirror())
         applications["/individual-task-stream"](SchedulerMirror(), {"prefix": "/"}, doc)
         return [callback.period for callback in doc.session_callbacks]
 
     assert periods(paced=False) == [100]  # Dask's page: ten times a second
     assert periods(paced=True) == [MIN_REDRAW_MS]
+
+
+def test_a_drawn_page_sends_the_browser_nothing_until_its_mirror_changes() -> None:
+    """A time series appends a point at every redraw; here, only when there is something new."""
+    from bokeh.document import Document
+    from distributed.dashboard.scheduler import applications
+
+    from dashdock.history.recorder.mirror import SchedulerMirror
+    from dashdock.history.recorder.plot_server import _paced
+
+    def messages_per_redraw(paced: bool) -> list[int]:
+        mirror, doc = SchedulerMirror(), Document()
+        if paced:
+            _paced(doc, mirror)
+        applications["/individual-workers-cpu-timeseries"](mirror, {"prefix": "/"}, doc)
+        sent: list[object] = []
+        doc.on_change(sent.append)
+        counts = []
+        for changed in (False, False, True, False):
+            if changed:
+                assert mirror.update_state({})  # a tick's answer: the scheduler's state, read again
+            before = len(sent)
+            for callback in doc.session_callbacks:
+                callback.callback()
+            counts.append(len(sent) - before)
+        return counts
+
+    assert messages_per_redraw(paced=False) == [1, 1, 1, 1]  # Dask's page: every period
+    assert messages_per_redraw(paced=True) == [1, 0, 1, 0]  # the first period draws, then on change

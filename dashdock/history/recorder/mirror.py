@@ -70,6 +70,8 @@ class SchedulerMirror:
         self.transition_counter = 0
         self._viewers: dict[str, weakref.WeakSet[Any]] = {}  # plot path -> its pages' documents
         self.has_state = False  # whether the scheduler offered its state (the plots that need it)
+        # Moves whenever anything here changes: a page redraws only when it has moved (plot_server.py).
+        self.changes = 0
 
     def viewing(self, path: str, doc: Any) -> None:
         """A page of ``path`` draws from this mirror (until its Bokeh session ends)."""
@@ -114,6 +116,7 @@ class SchedulerMirror:
             self.erred_tasks.appendleft(erred)
             self.exceptions_since = max(self.exceptions_since, erred.timestamp)
         self.has_state = True
+        self.changes += 1
         return True
 
     def add_plugin(self, plugin: Any) -> None:
@@ -140,6 +143,7 @@ class SchedulerMirror:
             }
         )
         plugin.index += 1
+        self.changes += 1
 
 
 class _MirroredProcess:
