@@ -37,7 +37,9 @@ keep computing for Bokeh's unused-session lifetime (15 s by default); the cluste
 the rounds do not wait that long, which changes nothing while the pages are open.
 
 Printed: per way and N the median workload seconds, its ratio to the "none" median, median scheduler and
-Jupyter server CPU seconds over the workload (the server's also as a share of one core), the p99 latency
+Jupyter server CPU seconds over the workload (the server's also as a share of one core), the CPU
+seconds of dashdock's recorder process (its plot server draws dashdock's pages) and of Chromium's
+processes (the browser drawing the N plots), the p99 latency
 of the Jupyter server's ``GET api/status`` polled every 50 ms during the workload, the Bokeh sessions
 open in the scheduler when it started, and the 1-minute load average after it. Figures only, nothing
 asserted. Chromium shares the machine's cores with the scheduler: the browser drawing N plots is part of
@@ -49,6 +51,7 @@ what N open plots cost.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -64,6 +67,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+import psutil  # a dependency of Dask's distributed
 from _common import AUTH, HOST, TOKEN, JupyterServer, cpu_seconds, free_port, heading, median, ratio, table
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "ui-tests"))
@@ -231,6 +235,32 @@ def plot_paths(dashboard_root: str) -> list[str]:
     return ordered
 
 
+def tree_cpu(root: int, wanted: Callable[[psutil.Process], bool]) -> dict[int, float]:
+    """CPU seconds of each process below ``root`` that is ``wanted``, by pid."""
+    found: dict[int, float] = {}
+    with contextlib.suppress(psutil.Error):
+        for process in psutil.Process(root).children(recursive=True):
+            with contextlib.suppress(psutil.Error):
+                if wanted(process):
+                    found[process.pid] = cpu_seconds(process.pid)
+    return found
+
+
+def recorder_cpu(server_pid: int) -> dict[int, float]:
+    """dashdock's recorder process (and the plot server in it): a child of the Jupyter server."""
+    return tree_cpu(server_pid, lambda process: "dashdock.history.recorder" in " ".join(process.cmdline()))
+
+
+def browser_cpu() -> dict[int, float]:
+    """Chromium's processes (renderers, GPU, browser): below Playwright's driver, below this one."""
+    return tree_cpu(os.getpid(), lambda process: "chrom" in process.name())
+
+
+def spent(before: dict[int, float], after: dict[int, float]) -> float:
+    """CPU seconds spent between two ``tree_cpu`` readings (a process started between counts whole)."""
+    return sum(seconds - before.get(pid, 0.0) for pid, seconds in after.items())
+
+
 def take(paths: list[str], count: int) -> list[str]:
     return [paths[i % len(paths)] for i in range(count)]
 
@@ -297,6 +327,8 @@ class Runs:
     seconds: list[float] = field(default_factory=list)
     scheduler_cpu: list[float] = field(default_factory=list)
     server_cpu: list[float] = field(default_factory=list)
+    recorder_cpu: list[float] = field(default_factory=list)
+    browser_cpu: list[float] = field(default_factory=list)
     sessions: list[int] = field(default_factory=list)
     load: list[float] = field(default_factory=list)
     status_p99: list[float] = field(default_factory=list)
@@ -388,9 +420,11 @@ class Bench:
         try:
             sessions = self.sessions()
             scheduler0, server0 = cpu_seconds(self.cluster.pid), cpu_seconds(self.server.pid)
+            recorder0, browser0 = recorder_cpu(self.server.pid), browser_cpu()
             with StatusPoller(self.server.url) as poller:
                 elapsed = self.workload()
             scheduler1, server1 = cpu_seconds(self.cluster.pid), cpu_seconds(self.server.pid)
+            recorder1, browser1 = recorder_cpu(self.server.pid), browser_cpu()
             load = os.getloadavg()[0]
         finally:
             if context is not None:
@@ -399,12 +433,15 @@ class Bench:
         runs.seconds.append(elapsed)
         runs.scheduler_cpu.append(scheduler1 - scheduler0)
         runs.server_cpu.append(server1 - server0)
+        runs.recorder_cpu.append(spent(recorder0, recorder1))
+        runs.browser_cpu.append(spent(browser0, browser1))
         runs.sessions.append(sessions)
         runs.load.append(load)
         runs.status_p99.append(poller.p99_ms())
         print(
             f"  round {self.round + 1} {way:>8} N={count:<3} {elapsed:6.2f} s, {sessions} sessions, "
             f"scheduler {scheduler1 - scheduler0:.2f} s CPU, server {server1 - server0:.2f} s CPU, "
+            f"recorder {runs.recorder_cpu[-1]:.2f} s CPU, browser {runs.browser_cpu[-1]:.2f} s CPU, "
             f"api/status p99 {poller.p99_ms():.0f} ms, load {load:.2f}",
             flush=True,
         )
@@ -423,6 +460,8 @@ class Bench:
                 "scheduler CPU s",
                 "server CPU s",
                 "server % core",
+                "recorder CPU s",
+                "browser CPU s",
                 "api/status p99 ms",
                 "sessions",
                 "load 1m",
@@ -442,6 +481,8 @@ class Bench:
                     f"{median(runs.scheduler_cpu):.2f}",
                     f"{median(runs.server_cpu):.2f}",
                     f"{100 * median(shares):.1f}",
+                    f"{median(runs.recorder_cpu):.2f}",
+                    f"{median(runs.browser_cpu):.2f}",
                     f"{median(runs.status_p99):.0f}",
                     str(round(median(runs.sessions))),
                     f"{median(runs.load):.2f}",
