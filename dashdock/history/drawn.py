@@ -45,6 +45,7 @@ DRAWN_FROM_STATE = (
     "/individual-contention",
     "/individual-groups",
     "/individual-group-progress",
+    "/individual-graph",
 )
 DRAWN = DRAWN_FROM_STREAM + DRAWN_FROM_STATE
 # The header with the plot server's secret: the Jupyter server adds it to each request.

@@ -27,6 +27,8 @@ MAX_METRICS = 64  # entries of a worker's metrics, and of each of its nested one
 MAX_PAIRS = 1024  # worker pairs of the bandwidth between workers
 MAX_TEXT = 4000  # of an erred task's exception or traceback text
 MAX_BINS = 200  # of the group timing's one-second bins (Dask's Task Group Progress shows 180)
+MAX_GRAPH_TASKS = 10_000  # of a task graph's tasks sent (Dask's Graph draws up to 5,000 by default)
+MAX_NAME = 256  # of a key or prefix sent with the graph: the answer stays within the recorder's 8 MiB
 
 
 def snapshot(
@@ -35,6 +37,7 @@ def snapshot(
     parts: Any = (),
     monitor_since: int = 0,
     group_timing_since: int = 0,
+    graph_items: int = 0,
 ) -> dict[str, Any]:
     """The workers (in the scheduler's order) and task prefixes the plots read, as plain data; the
     erred tasks the scheduler keeps (Dask's Exceptions) that erred after ``exceptions_since`` and
@@ -43,7 +46,9 @@ def snapshot(
     over every task in memory), ``task_groups`` (the groups and their dependencies),
     ``group_timing`` (compute per group over time, from the ``group_timing_since``-th bin: the
     scheduler runs Dask's GroupTiming plugin from the first time it is asked, as Dask's own Task
-    Group Progress page makes it do)."""
+    Group Progress page makes it do). ``graph_items`` (given only while the Graph is watched: an
+    older handler refuses it, and those plots are Dask's pages again) asks for the task graph when
+    it has at most that many tasks, the most Dask's Graph draws."""
     held = "memory_by_key" in parts
     idle = scheduler.idle
     saturated = scheduler.saturated
@@ -110,6 +115,34 @@ def snapshot(
         "transition_counter": scheduler.transition_counter,
         **({"task_groups": _task_groups(scheduler)} if "task_groups" in parts else {}),
         **({"group_timing": _group_timing(scheduler, group_timing_since)} if "group_timing" in parts else {}),
+        **({"graph": _graph(scheduler, graph_items)} if graph_items > 0 else {}),
+    }
+
+
+def _graph(scheduler: Any, items: int) -> dict[str, Any]:
+    """What Dask's Graph lays out of each task: its key, state, prefix, priority and the places of
+    its dependencies in this list. Only the count when there are more than ``items`` tasks: the
+    Graph then draws none, and this costs the scheduler nothing more."""
+    tasks = scheduler.tasks
+    count = len(tasks)
+    if count > min(items, MAX_GRAPH_TASKS):
+        return {"count": count}
+    listed = list(tasks.values())
+    place = {ts.key: i for i, ts in enumerate(listed)}
+    return {
+        "count": count,
+        # Keys and priorities as they are (the recorder writes a key out as Dask's page does):
+        # a tick's pass costs the scheduler a few microseconds a task.
+        "tasks": [
+            [
+                ts.key[:MAX_NAME] if isinstance(ts.key, str) else ts.key,
+                ts.state,
+                ts.prefix.name[:MAX_NAME],
+                ts.priority,
+                [place[dts.key] for dts in ts.dependencies if dts.key in place],
+            ]
+            for ts in listed
+        ],
     }
 
 

@@ -118,6 +118,8 @@ async def test_progress_and_worker_plots_are_drawn_with_dasks_numbers_and_colour
         for path in DRAWN_FROM_STATE:
             await _ours(jupyter, source_id, path)
         assert scheduler_sessions(cluster) == 0
+        # Nor a layout of the task graph (Dask's Graph page adds one, called at every transition).
+        assert not [name for name in cluster.scheduler.plugins if name.startswith("graph-layout")]
 
         # Task Groups first: Dask's own page fails on the graph below (a KeyError in its layout of
         # a group that depends on a group of 40 keys), and dashdock draws it with Dask's code.

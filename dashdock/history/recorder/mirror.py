@@ -22,6 +22,7 @@ from distributed.diagnostics.task_stream import colors as ACTION_COLOURS
 from distributed.scheduler import MemoryState
 
 from dashdock.history.model import MAX_KEY, TaskRecord
+from dashdock.history.recorder.mirror_graph import MirroredTasks, update_graph
 from dashdock.history.recorder.mirror_groups import MirroredGroup, read_groups
 from dashdock.history.recorder.mirror_monitor import MirroredMonitor
 from dashdock.history.recorder.mirror_state import (
@@ -67,6 +68,7 @@ class SchedulerMirror:
         self.proc = _MirroredProcess(self.monitor)
         self._tick_interval_observed = 0.0
         self.task_groups: dict[str, MirroredGroup] = {}  # read only while Task Groups is watched
+        self.tasks = MirroredTasks()  # read only while the Graph is watched
         self.transition_counter = 0
         self._viewers: dict[str, weakref.WeakSet[Any]] = {}  # plot path -> its pages' documents
         self.has_state = False  # whether the scheduler offered its state (the plots that need it)
@@ -106,6 +108,7 @@ class SchedulerMirror:
             if groups is not None:
                 self.task_groups = groups
             timing = self.plugins[MirroredGroupTiming.name].add(raw.get("group_timing"))
+            update_graph(self, raw.get("graph"))
             if groups is not None or timing:
                 # Task Groups and Task Group Progress redraw when the counter moves: it moves with
                 # what they read, read with it.
@@ -122,6 +125,10 @@ class SchedulerMirror:
     def add_plugin(self, plugin: Any) -> None:
         """As ``Scheduler.add_plugin``: Dask's components add what they need when it is missing."""
         self.plugins[plugin.name] = plugin
+
+    def remove_plugin(self, name: str) -> None:
+        """As ``Scheduler.remove_plugin``: the Graph removes its layout when its page is gone."""
+        self.plugins.pop(name, None)
 
     def add_task(self, key: object, task: TaskRecord) -> None:
         """A finished task as the recorder checked and clipped it (``to_task_record``); ``key`` is

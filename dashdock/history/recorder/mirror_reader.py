@@ -23,7 +23,16 @@ WATCHED_PARTS = {
     "memory_by_key": "/individual-memory-by-key",
     "task_groups": "/individual-groups",
     "group_timing": "/individual-group-progress",
+    "graph": "/individual-graph",
 }
+
+
+def graph_items() -> int:
+    """The most tasks Dask's Graph draws (its own setting, read where the Graph is drawn)."""
+    from dask import config
+
+    items = config.get("distributed.dashboard.graph-max-items", 5000)
+    return items if isinstance(items, int) and not isinstance(items, bool) and items > 0 else 5000
 
 
 class MirrorReader:
@@ -58,6 +67,7 @@ class MirrorReader:
                 self.mirror.monitor.count,
                 parts,
                 self.mirror.plugins["group-timing"].length,
+                graph_items(),
             )
         except HandlerFailed as e:
             self.failed = True

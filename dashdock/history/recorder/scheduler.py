@@ -16,6 +16,7 @@ from dask.utils import key_split
 from dashdock.history.model import GroupProgress, MetricSample, Span, TaskRecord, WorkerSample
 from dashdock.history.recorder.comm import (
     MAX_TEXT,
+    SMALL_REPLY_LIMITS,
     TASK_STREAM_LIMITS,
     SchedulerComm,
     SchedulerError,
@@ -199,23 +200,31 @@ class Scheduler:
         return await self.comm.call("get_metadata", keys=["dashdock-plot-state"], default=None) is not None
 
     async def plot_state(
-        self, exceptions_since: float, monitor_since: int, parts: list[str], timing_since: int
+        self,
+        exceptions_since: float,
+        monitor_since: int,
+        parts: list[str],
+        timing_since: int,
+        graph_items: int,
     ) -> object:
         """The workers and task prefixes Dask's worker and progress plots read, the erred tasks
         since ``exceptions_since``, the scheduler's monitor rows since ``monitor_since``, and the
         costlier ``parts`` asked for (mirror_state.py and mirror_monitor.py check them); of those,
-        ``group_timing`` from its ``timing_since``-th bin (mirror_timing.py)."""
+        ``group_timing`` from its ``timing_since``-th bin (mirror_timing.py) and ``graph`` of at
+        most ``graph_items`` tasks (mirror_graph.py)."""
+        asked: dict[str, int] = {}
+        # Each only with its part: a scheduler holding an older handler still answers the rest.
         if "group_timing" in parts:
-            return await self.comm.call(
-                "dashdock_plot_state",
-                exceptions_since=exceptions_since,
-                monitor_since=monitor_since,
-                parts=parts,
-                group_timing_since=timing_since,
-            )
-        # Without it otherwise: a scheduler holding an older handler still answers the rest.
+            asked["group_timing_since"] = timing_since
+        if "graph" in parts:
+            asked["graph_items"] = graph_items
         return await self.comm.call(
-            "dashdock_plot_state", exceptions_since=exceptions_since, monitor_since=monitor_since, parts=parts
+            "dashdock_plot_state",
+            SMALL_REPLY_LIMITS,
+            exceptions_since=exceptions_since,
+            monitor_since=monitor_since,
+            parts=[part for part in parts if part != "graph"],
+            **asked,
         )
 
     async def metric_samples(self, since: dict[str, int]) -> object:
