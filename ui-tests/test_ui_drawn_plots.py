@@ -39,6 +39,18 @@ _TITLES = """() => [...Bokeh.documents[0].all_models]
     .map((model) => model.text).filter((text) => typeof text === "string").join("\\n")"""
 
 
+# The nodes the Graph shows (those of tasks not yet forgotten).
+_GRAPH_NODES = """() => {
+    let shown = 0;
+    for (const model of Bokeh.documents[0].all_models) {
+        if (!model.data) continue;
+        const data = model.data instanceof Map ? Object.fromEntries(model.data) : model.data;
+        if (data.state && data.visible) shown += [...data.visible].filter((v) => v === "True").length;
+    }
+    return shown;
+}"""
+
+
 def _drawn(lab: Lab, source: str) -> list[Any]:
     listed: Any = lab.api("dashdock/api/sources")
     found = next((s for s in listed["sources"] if s["id"] == source), {})
@@ -79,6 +91,16 @@ def test_a_recorded_task_stream_is_drawn_by_dashdock_and_keeps_up(
     progress = pane_frame(page, "Progress")
     wait_until(lambda: "Progress -- total: " in progress.evaluate(_TITLES), timeout=60)
     screenshot(page, "drawn-progress")
+
+    # The Graph too, laid out in the recorder rather than in the scheduler: the sample work's
+    # tasks appear on it as they are submitted.
+    wait_until(lambda: "/individual-graph" in _drawn(lab, source), timeout=60)
+    plot_item(page, "Graph").click()
+    wait_for_bokeh_plot(page, "Graph")
+    expect(pane(page, "Graph")).to_have_attribute("data-drawn", "true")
+    graph = pane_frame(page, "Graph")
+    wait_until(lambda: graph.evaluate(_GRAPH_NODES) > 0, timeout=60)
+    screenshot(page, "drawn-graph")
 
     # The scheduler's own profile is not drawn by dashdock: its pane is Dask's page, saying nothing more.
     plot_item(page, "Profile Server").click()

@@ -14,14 +14,20 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import dask
+import pytest
+from _drawn import dashboard_root, in_process_cluster
+from _support import Jupyter
 from bokeh.document import Document
 from bokeh.models import ColumnDataSource, Title
 from dask import delayed
 from distributed import Client, Scheduler, Worker, wait
 from distributed.dashboard.scheduler import applications
+from test_drawn_state_plots import _drawn_plots, watching
+from test_history_api import eventually
 
 from dashdock.history.recorder.mirror import SchedulerMirror
 from dashdock.history.recorder.mirror_graph import MAX_EDGES, MAX_GRAPH_TASKS, read_graph
+from dashdock.kernel import plot_state
 from dashdock.kernel.plot_state import snapshot
 
 PATH = "/individual-graph"
@@ -194,3 +200,34 @@ def test_tuple_keys_are_written_out_as_dasks_graph_writes_them() -> None:
     ]
     _, tasks = read_graph({"count": 3, "tasks": sent}) or (0, [])
     assert [t.key for t in tasks] == [str(("x-token", 0, 1)), "7"]  # a nested key is left out
+
+
+@pytest.mark.slow  # a recorder process with a Bokeh server
+async def test_the_graph_is_asked_for_only_while_a_browser_shows_it(jupyter: Jupyter) -> None:
+    """A closed pane's Bokeh session outlives it a while (Bokeh keeps unused sessions 15 s): the
+    scheduler stops sending its tasks as soon as no browser is connected, not when Bokeh lets go."""
+    with in_process_cluster(threads_per_worker=1) as cluster:
+        plot_state.offer(cluster.scheduler)
+        asked: list[bool] = []  # per answer of the scheduler: whether the graph was in it
+        answer = cluster.scheduler.handlers[plot_state.OP]
+
+        def recorded(comm: object = None, **kwargs: Any) -> object:
+            asked.append("graph_items" in kwargs)
+            return answer(comm, **kwargs)
+
+        cluster.scheduler.handlers[plot_state.OP] = recorded
+        source_id = (await jupyter.add_source(dashboard_root(cluster)))["id"]
+
+        async def drawn() -> bool:
+            return PATH in await _drawn_plots(jupyter, source_id)
+
+        assert await eventually(drawn, 120), await _drawn_plots(jupyter, source_id)
+        async with watching(jupyter, source_id, PATH):
+            asked.clear()
+            assert await eventually(lambda: _true(asked[-2:] == [True, True]), 30), asked
+        asked.clear()
+        assert await eventually(lambda: _true(asked[-2:] == [False, False]), 10), asked
+
+
+async def _true(value: bool) -> bool:
+    return value

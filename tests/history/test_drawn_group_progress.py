@@ -12,7 +12,7 @@ import pytest
 from _drawn import dashboard_root, in_process_cluster, scheduler_sessions
 from _support import Jupyter
 from distributed import Client, LocalCluster, wait
-from test_drawn_state_plots import _dasks, _drawn_plots, _ours
+from test_drawn_state_plots import _dasks, _drawn_plots, _ours, watching
 from test_history_api import eventually
 
 from dashdock.history.recorder.mirror_timing import MAX_BINS, MirroredGroupTiming
@@ -54,29 +54,32 @@ async def test_task_group_progress_is_drawn_with_dasks_groups_and_numbers(
         return PATH in await _drawn_plots(jupyter, source_id)
 
     assert await eventually(drawn, 120), await _drawn_plots(jupyter, source_id)
-    # Watched, it makes the scheduler run GroupTiming (as Dask's own page of it does).
-    await _ours(jupyter, source_id, PATH)
+    # Watched (a page kept open), it makes the scheduler run GroupTiming, as Dask's own page does.
+    async with watching(jupyter, source_id, PATH):
 
-    async def timing() -> bool:
-        return "group-timing" in cluster.scheduler.plugins
+        async def timing() -> bool:
+            return "group-timing" in cluster.scheduler.plugins
 
-    assert await eventually(timing, 30)
-    async with Client(cluster.scheduler_address, asynchronous=True) as client:
-        futures = client.map(_slow, range(40), key=[f"slow-{i}" for i in range(40)])
-        await wait(futures)
-        assert scheduler_sessions(cluster) == 0  # ours cost it no Bokeh session
-        # Nothing runs now, and GroupTiming changes only when a task finishes.
-        seen: list[Any] = []
+        assert await eventually(timing, 30)
+        async with Client(cluster.scheduler_address, asynchronous=True) as client:
+            futures = client.map(_slow, range(40), key=[f"slow-{i}" for i in range(40)])
+            await wait(futures)
+            assert scheduler_sessions(cluster) == 0  # ours cost it no Bokeh session
+            # Nothing runs now, and GroupTiming changes only when a task finishes.
+            seen: list[Any] = []
 
-        async def same() -> bool:
-            ours, theirs = _drawn(await _ours(jupyter, source_id, PATH)), _drawn(await _dasks(cluster, PATH))
-            seen[:] = [ours, theirs]
-            return ours is not None and ours == theirs
+            async def same() -> bool:
+                ours, theirs = (
+                    _drawn(await _ours(jupyter, source_id, PATH)),
+                    _drawn(await _dasks(cluster, PATH)),
+                )
+                seen[:] = [ours, theirs]
+                return ours is not None and ours == theirs
 
-        assert await eventually(same, 60), seen
-        groups = {name: values for name, values in seen[0].items() if name.startswith("slow")}
-        assert groups and sum(sum(values) for values in groups.values()) > 0, seen[0]
-        del futures
+            assert await eventually(same, 60), seen
+            groups = {name: values for name, values in seen[0].items() if name.startswith("slow")}
+            assert groups and sum(sum(values) for values in groups.values()) > 0, seen[0]
+            del futures
 
 
 def test_group_timing_from_a_hostile_scheduler_is_checked_and_merged() -> None:

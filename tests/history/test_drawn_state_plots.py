@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import asyncio
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
@@ -106,7 +107,12 @@ async def test_progress_and_worker_plots_are_drawn_with_dasks_numbers_and_colour
 
     assert await eventually(drawn, 120), await _drawn_plots(jupyter, source_id)
 
-    async with Client(cluster.scheduler_address, asynchronous=True) as client:
+    # Memory by key, Task Groups and the Graph are read only while seen: kept open, as panes.
+    watched = ("/individual-memory-by-key", "/individual-groups", "/individual-graph")
+    async with (
+        watching(jupyter, source_id, *watched),
+        Client(cluster.scheduler_address, asynchronous=True) as client,
+    ):
         # Something in memory on both workers, some tasks erred, some released: every state the
         # plots colour, and a worker memory split with managed bytes.
         kept = client.map(
@@ -389,17 +395,18 @@ def test_a_drawn_page_redraws_no_faster_than_its_mirror_changes() -> None:
 
 
 def test_a_drawn_page_sends_the_browser_nothing_until_its_mirror_changes() -> None:
-    """A time series appends a point at every redraw; here, only when there is something new."""
+    """A time series appends a point at every redraw; here, only when there is something new, and
+    someone to see it."""
     from bokeh.document import Document
     from distributed.dashboard.scheduler import applications
 
     from dashdock.history.recorder.mirror import SchedulerMirror
     from dashdock.history.recorder.plot_server import _paced
 
-    def messages_per_redraw(paced: bool) -> list[int]:
+    def messages_per_redraw(paced: bool, connected: bool = True) -> list[int]:
         mirror, doc = SchedulerMirror(), Document()
-        if paced:
-            _paced(doc, mirror)
+        if paced:  # a Document outside a server has no session: whether it is seen is given
+            _paced(doc, mirror, seen=lambda _: connected)
         applications["/individual-workers-cpu-timeseries"](mirror, {"prefix": "/"}, doc)
         sent: list[object] = []
         doc.on_change(sent.append)
@@ -415,3 +422,29 @@ def test_a_drawn_page_sends_the_browser_nothing_until_its_mirror_changes() -> No
 
     assert messages_per_redraw(paced=False) == [1, 1, 1, 1]  # Dask's page: every period
     assert messages_per_redraw(paced=True) == [1, 0, 1, 0]  # the first period draws, then on change
+    # A page whose browser is gone (its session kept a while by Bokeh): nothing is redrawn.
+    assert messages_per_redraw(paced=True, connected=False) == [0, 0, 0, 0]
+
+
+@asynccontextmanager
+async def watching(jupyter: Jupyter, source_id: str, *paths: str) -> AsyncIterator[None]:
+    """Pages of ``paths`` kept open, a browser connected to each, as open panes keep their plots
+    watched: what costs the scheduler more is read only while a page is seen (mirror.seen)."""
+    connections = []
+    try:
+        for path in paths:
+            response = await jupyter.proxied(f"dashdock/proxy/{source_id}{path}")
+            assert response.code == 200, response.body[:300]
+            connection = await jupyter.websocket(
+                view_root(response) + f"{path}/ws",
+                headers={"Origin": "null"},
+                subprotocols=["bokeh", session_token(response.body.decode())],
+                auth=False,
+                absolute=True,
+            )
+            connections.append(connection)
+            assert (await receive(connection)).msgtype == "ACK"
+        yield
+    finally:
+        for connection in connections:
+            connection.close()

@@ -80,11 +80,9 @@ class SchedulerMirror:
         self._viewers.setdefault(path, weakref.WeakSet()).add(doc)
 
     def watched(self, path: str) -> bool:
-        """Whether a page of ``path`` is open: what costs the scheduler more is asked for only then."""
-        return any(
-            doc.session_context is not None and not doc.session_context.destroyed
-            for doc in list(self._viewers.get(path, ()))
-        )
+        """Whether a page of ``path`` is open in a browser: what costs the scheduler more is asked
+        for only then."""
+        return any(seen(doc) for doc in list(self._viewers.get(path, ())))
 
     @property
     def memory(self) -> MemoryState:
@@ -151,6 +149,17 @@ class SchedulerMirror:
         )
         plugin.index += 1
         self.changes += 1
+
+
+def seen(doc: Any) -> bool:
+    """Whether a browser is connected to the page ``doc`` (or about to: its session is being made).
+    Bokeh keeps a page's session a while after its last connection closed (a closed pane, a
+    reloaded one), redrawing it all the same: no one sees it, so it costs nothing here."""
+    context = doc.session_context
+    if context is None or context.destroyed:
+        return False
+    session = getattr(context, "_session", None)  # Bokeh's ServerSession, once made
+    return session is None or session.connection_count > 0
 
 
 class _MirroredProcess:

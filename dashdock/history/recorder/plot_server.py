@@ -32,7 +32,7 @@ from tornado.ioloop import IOLoop
 from tornado.web import RequestHandler
 
 from dashdock.history.drawn import DRAWN, RUN_ARGUMENT, SECRET_HEADER
-from dashdock.history.recorder.mirror import SchedulerMirror
+from dashdock.history.recorder.mirror import SchedulerMirror, seen
 
 # Dask's pages redraw every 100-500 ms; what they read here changes once a recorder tick (1 s).
 # A page looks twice a tick and redraws only when its mirror has changed: anything more would send
@@ -144,10 +144,10 @@ class PlotServer:
         return page
 
 
-def _paced(doc: Document, mirror: SchedulerMirror) -> None:
+def _paced(doc: Document, mirror: SchedulerMirror, seen: Callable[[Document], bool] = seen) -> None:
     """Dask's page function adds its redraw with ``doc.add_periodic_callback(update, period)``:
     on this page, no period is shorter than ``MIN_REDRAW_MS``, and a redraw runs only when the
-    mirror has changed since that callback last ran."""
+    mirror has changed since that callback last ran, and a browser is connected to see it."""
     add = doc.add_periodic_callback
 
     def paced(callback: Callable[[], object], period_milliseconds: int) -> Any:
@@ -155,7 +155,7 @@ def _paced(doc: Document, mirror: SchedulerMirror) -> None:
 
         def when_changed() -> None:
             nonlocal drawn_at
-            if mirror.changes != drawn_at:
+            if mirror.changes != drawn_at and seen(doc):
                 drawn_at = mirror.changes
                 callback()
 
