@@ -54,17 +54,21 @@ def _now(contents: list[tuple[str, Any]], path: str) -> list[tuple[str, Any]]:
     ]
 
 
-async def _ours(jupyter: Jupyter, source_id: str, path: str) -> list[tuple[str, Any]]:
+async def _connect(jupyter: Jupyter, source_id: str, path: str) -> Any:
+    """Our page of ``path`` opened through the proxy, as a pane opens it: its Bokeh websocket."""
     response = await jupyter.proxied(f"dashdock/proxy/{source_id}{path}")
     assert response.code == 200, response.body[:300]
-    connection = await jupyter.websocket(
+    return await jupyter.websocket(
         view_root(response) + f"{path}/ws",
         headers={"Origin": "null"},
         subprotocols=["bokeh", session_token(response.body.decode())],
         auth=False,
         absolute=True,
     )
-    return _now(plot_contents(await _pull(connection)), path)
+
+
+async def _ours(jupyter: Jupyter, source_id: str, path: str) -> list[tuple[str, Any]]:
+    return _now(plot_contents(await _pull(await _connect(jupyter, source_id, path))), path)
 
 
 async def _dasks(cluster: LocalCluster, path: str) -> list[tuple[str, Any]]:
@@ -406,7 +410,7 @@ def test_a_drawn_page_sends_the_browser_nothing_until_its_mirror_changes() -> No
     def messages_per_redraw(paced: bool, connected: bool = True) -> list[int]:
         mirror, doc = SchedulerMirror(), Document()
         if paced:  # a Document outside a server has no session: whether it is seen is given
-            _paced(doc, mirror, seen=lambda _: connected)
+            _paced(doc, mirror, is_seen=lambda _: connected)
         applications["/individual-workers-cpu-timeseries"](mirror, {"prefix": "/"}, doc)
         sent: list[object] = []
         doc.on_change(sent.append)
@@ -433,15 +437,7 @@ async def watching(jupyter: Jupyter, source_id: str, *paths: str) -> AsyncIterat
     connections = []
     try:
         for path in paths:
-            response = await jupyter.proxied(f"dashdock/proxy/{source_id}{path}")
-            assert response.code == 200, response.body[:300]
-            connection = await jupyter.websocket(
-                view_root(response) + f"{path}/ws",
-                headers={"Origin": "null"},
-                subprotocols=["bokeh", session_token(response.body.decode())],
-                auth=False,
-                absolute=True,
-            )
+            connection = await _connect(jupyter, source_id, path)
             connections.append(connection)
             assert (await receive(connection)).msgtype == "ACK"
         yield

@@ -144,7 +144,7 @@ class PlotServer:
         return page
 
 
-def _paced(doc: Document, mirror: SchedulerMirror, seen: Callable[[Document], bool] = seen) -> None:
+def _paced(doc: Document, mirror: SchedulerMirror, is_seen: Callable[[Document], bool] = seen) -> None:
     """Dask's page function adds its redraw with ``doc.add_periodic_callback(update, period)``:
     on this page, no period is shorter than ``MIN_REDRAW_MS``, and a redraw runs only when the
     mirror has changed since that callback last ran, and a browser is connected to see it."""
@@ -155,7 +155,7 @@ def _paced(doc: Document, mirror: SchedulerMirror, seen: Callable[[Document], bo
 
         def when_changed() -> None:
             nonlocal drawn_at
-            if mirror.changes != drawn_at and seen(doc):
+            if mirror.changes != drawn_at and is_seen(doc):
                 drawn_at = mirror.changes
                 callback()
 
