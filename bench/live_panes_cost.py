@@ -21,8 +21,8 @@ Ways of watching, N plots each:
             as dask-labextension links them: the scheduler's own pages, relayed;
   dashdock  each plot a page of its own through ``{base}dashdock/proxy/<source id>/<plot path>`` (the
             cluster registered with ``POST dashdock/api/sources``), which redirects to a sandboxed view
-            page drawing the same Bokeh plot through the Jupyter server; 29 of Dask's 32 plots (all
-            but Fine Performance Metrics and the two Profile pages) are drawn by
+            page drawing the same Bokeh plot through the Jupyter server; 30 of Dask's 32 plots (all
+            but the two Profile pages, which redraw only when clicked) are drawn by
             dashdock's recorder from its one connection (``draw_key_plots``; the cluster's
             scheduler runs ``--preload dashdock.kernel.plot_state``), no session on the
             scheduler, once the recorder has read it (the bench waits for that).

@@ -46,6 +46,7 @@ DRAWN_FROM_STATE = (
     "/individual-groups",
     "/individual-group-progress",
     "/individual-graph",
+    "/individual-fine-performance-metrics",
 )
 DRAWN = DRAWN_FROM_STREAM + DRAWN_FROM_STATE
 # The header with the plot server's secret: the Jupyter server adds it to each request.

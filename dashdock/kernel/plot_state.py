@@ -29,6 +29,10 @@ MAX_TEXT = 4000  # of an erred task's exception or traceback text
 MAX_BINS = 200  # of the group timing's one-second bins (Dask's Task Group Progress shows 180)
 MAX_GRAPH_TASKS = 10_000  # of a task graph's tasks sent (Dask's Graph draws up to 5,000 by default)
 MAX_NAME = 256  # of a key or prefix sent with the graph: the answer stays within the recorder's 8 MiB
+MAX_FINE_METRICS = 5000  # entries of each mapping of fine performance metrics sent
+MAX_KEY_PARTS = 8  # of a fine performance metric's key (Dask's have three or four)
+MAX_TAGS = 1000  # span tags listed
+MAX_TAG_SETS = 4  # tag sets merged a tick: the selections of the pages open
 
 
 def snapshot(
@@ -38,6 +42,7 @@ def snapshot(
     monitor_since: int = 0,
     group_timing_since: int = 0,
     graph_items: int = 0,
+    fine_metrics_tags: Any = None,
 ) -> dict[str, Any]:
     """The workers (in the scheduler's order) and task prefixes the plots read, as plain data; the
     erred tasks the scheduler keeps (Dask's Exceptions) that erred after ``exceptions_since`` and
@@ -48,7 +53,9 @@ def snapshot(
     scheduler runs Dask's GroupTiming plugin from the first time it is asked, as Dask's own Task
     Group Progress page makes it do). ``graph_items`` (given only while the Graph is watched: an
     older handler refuses it, and those plots are Dask's pages again) asks for the task graph when
-    it has at most that many tasks, the most Dask's Graph draws."""
+    it has at most that many tasks, the most Dask's Graph draws. ``fine_metrics_tags`` (given only
+    while Fine Performance Metrics is watched, for the same reason) asks for the cumulative worker
+    metrics, and the spans merged by each set of tags the pages select."""
     held = "memory_by_key" in parts
     idle = scheduler.idle
     saturated = scheduler.saturated
@@ -116,7 +123,46 @@ def snapshot(
         **({"task_groups": _task_groups(scheduler)} if "task_groups" in parts else {}),
         **({"group_timing": _group_timing(scheduler, group_timing_since)} if "group_timing" in parts else {}),
         **({"graph": _graph(scheduler, graph_items)} if graph_items > 0 else {}),
+        **(
+            {"fine_metrics": _fine_metrics(scheduler, fine_metrics_tags)}
+            if fine_metrics_tags is not None
+            else {}
+        ),
     }
+
+
+def _fine_metrics(scheduler: Any, tag_sets: Any) -> dict[str, Any]:
+    """What Dask's Fine Performance Metrics reads: the scheduler's cumulative worker metrics and,
+    with Dask's spans extension, its tags, whether it has spans, and its spans' metrics merged
+    (all of them, and by each of ``tag_sets`` whose tags it knows): as ``[key parts, value]``."""
+    found: dict[str, Any] = {"cumulative": _metric_items(scheduler.cumulative_worker_metrics)}
+    spans = scheduler.extensions.get("spans")
+    if spans is None:
+        return found
+    known = spans.spans_search_by_tag
+    found["tags"] = [tag[:MAX_NAME] for tag in list(known)[:MAX_TAGS] if isinstance(tag, str)]
+    found["spans"] = len(spans.spans)
+    if spans.spans:
+        found["all"] = _metric_items(spans.merge_all().cumulative_worker_metrics)
+    merged = []
+    for tags in list(tag_sets)[:MAX_TAG_SETS] if isinstance(tag_sets, (list, tuple)) else ():
+        listed = isinstance(tags, (list, tuple)) and len(tags) > 0
+        if listed and all(isinstance(tag, str) and known.get(tag) for tag in tags):
+            # As the page asks, tags in its order: Dask merges the spans that have any of them.
+            merged.append([list(tags), _metric_items(spans.merge_by_tags(*tags).cumulative_worker_metrics)])
+    found["by_tags"] = merged
+    return found
+
+
+def _metric_items(metrics: Any) -> list[list[Any]]:
+    """The tuple-keyed entries of a metrics mapping (the ones Dask's page reads), parts as text."""
+    items: list[list[Any]] = []
+    for key, value in metrics.items():
+        if len(items) >= MAX_FINE_METRICS:
+            break
+        if isinstance(key, tuple) and 2 <= len(key) <= MAX_KEY_PARTS and isinstance(value, (int, float)):
+            items.append([[str(part)[:MAX_NAME] for part in key], value])
+    return items
 
 
 def _graph(scheduler: Any, items: int) -> dict[str, Any]:

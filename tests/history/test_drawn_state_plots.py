@@ -111,8 +111,14 @@ async def test_progress_and_worker_plots_are_drawn_with_dasks_numbers_and_colour
 
     assert await eventually(drawn, 120), await _drawn_plots(jupyter, source_id)
 
-    # Memory by key, Task Groups and the Graph are read only while seen: kept open, as panes.
-    watched = ("/individual-memory-by-key", "/individual-groups", "/individual-graph")
+    # Memory by key, Task Groups, the Graph and Fine Performance Metrics are read only while seen:
+    # kept open, as panes.
+    watched = (
+        "/individual-memory-by-key",
+        "/individual-groups",
+        "/individual-graph",
+        "/individual-fine-performance-metrics",
+    )
     async with (
         watching(jupyter, source_id, *watched),
         Client(cluster.scheduler_address, asynchronous=True) as client,

@@ -6,8 +6,9 @@ attributes, kept up to date by the recorder's one connection, so dashdock can se
 drawn by Dask's own code (plot_server.py) while the scheduler pays for one reader, whatever the
 number of viewers. Only what the drawn plots read is mirrored (``DRAWN`` in history/drawn.py):
 the task stream always; when the scheduler offers its state (mirror_reader.py), its workers and
-prefixes (mirror_state.py), its own monitor (mirror_monitor.py), its groups (mirror_groups.py) and
-their timing (mirror_timing.py).
+prefixes (mirror_state.py), its own monitor (mirror_monitor.py), its groups (mirror_groups.py),
+their timing (mirror_timing.py), its task graph (mirror_graph.py) and its fine performance metrics
+(mirror_fine_metrics.py).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from distributed.diagnostics.task_stream import colors as ACTION_COLOURS
 from distributed.scheduler import MemoryState
 
 from dashdock.history.model import MAX_KEY, TaskRecord
+from dashdock.history.recorder.mirror_fine_metrics import MirroredSpans, read_fine_metrics
 from dashdock.history.recorder.mirror_graph import MirroredTasks, update_graph
 from dashdock.history.recorder.mirror_groups import MirroredGroup, read_groups
 from dashdock.history.recorder.mirror_monitor import MirroredMonitor
@@ -70,6 +72,9 @@ class SchedulerMirror:
         self.task_groups: dict[str, MirroredGroup] = {}  # read only while Task Groups is watched
         self.tasks = MirroredTasks()  # read only while the Graph is watched
         self.transition_counter = 0
+        # Read only while Fine Performance Metrics is watched; "spans" when the scheduler has them.
+        self.cumulative_worker_metrics: dict[tuple[Any, ...], float] = {}
+        self.extensions: dict[str, MirroredSpans] = {}
         self._viewers: dict[str, weakref.WeakSet[Any]] = {}  # plot path -> its pages' documents
         self.has_state = False  # whether the scheduler offered its state (the plots that need it)
         # Moves whenever anything here changes: a page redraws only when it has moved (plot_server.py).
@@ -107,6 +112,7 @@ class SchedulerMirror:
                 self.task_groups = groups
             timing = self.plugins[MirroredGroupTiming.name].add(raw.get("group_timing"))
             update_graph(self, raw.get("graph"))
+            self._update_fine_metrics(raw.get("fine_metrics"))
             if groups is not None or timing:
                 # Task Groups and Task Group Progress redraw when the counter moves: it moves with
                 # what they read, read with it.
@@ -119,6 +125,25 @@ class SchedulerMirror:
         self.has_state = True
         self.changes += 1
         return True
+
+    def fine_metrics_tags(self) -> list[list[str]]:
+        """The span tags Fine Performance Metrics pages select, for the next read."""
+        spans = self.extensions.get("spans")
+        return spans.asked() if spans is not None else []
+
+    def _update_fine_metrics(self, given: object) -> None:
+        read = read_fine_metrics(given)
+        if read is None:
+            return
+        self.cumulative_worker_metrics, spans = read
+        if spans is None:
+            self.extensions.pop("spans", None)
+            return
+        kept = self.extensions.get("spans")
+        if kept is None:
+            self.extensions["spans"] = spans
+        else:  # keep what its pages asked for
+            kept.update(given)  # type: ignore[arg-type]  # a Mapping: read_fine_metrics checked
 
     def add_plugin(self, plugin: Any) -> None:
         """As ``Scheduler.add_plugin``: Dask's components add what they need when it is missing."""

@@ -24,6 +24,7 @@ WATCHED_PARTS = {
     "task_groups": "/individual-groups",
     "group_timing": "/individual-group-progress",
     "graph": "/individual-graph",
+    "fine_metrics": "/individual-fine-performance-metrics",
 }
 
 
@@ -68,6 +69,7 @@ class MirrorReader:
                 parts,
                 self.mirror.plugins["group-timing"].length,
                 graph_items(),
+                self.mirror.fine_metrics_tags(),
             )
         except HandlerFailed as e:
             self.failed = True

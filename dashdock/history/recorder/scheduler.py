@@ -206,24 +206,28 @@ class Scheduler:
         parts: list[str],
         timing_since: int,
         graph_items: int,
+        tag_sets: list[list[str]],
     ) -> object:
         """The workers and task prefixes Dask's worker and progress plots read, the erred tasks
         since ``exceptions_since``, the scheduler's monitor rows since ``monitor_since``, and the
         costlier ``parts`` asked for (mirror_state.py and mirror_monitor.py check them); of those,
         ``group_timing`` from its ``timing_since``-th bin (mirror_timing.py) and ``graph`` of at
-        most ``graph_items`` tasks (mirror_graph.py)."""
-        asked: dict[str, int] = {}
+        most ``graph_items`` tasks (mirror_graph.py), ``fine_metrics`` with the spans merged by each
+        of ``tag_sets`` (mirror_fine_metrics.py)."""
+        asked: dict[str, object] = {}
         # Each only with its part: a scheduler holding an older handler still answers the rest.
         if "group_timing" in parts:
             asked["group_timing_since"] = timing_since
         if "graph" in parts:
             asked["graph_items"] = graph_items
+        if "fine_metrics" in parts:
+            asked["fine_metrics_tags"] = tag_sets
         return await self.comm.call(
             "dashdock_plot_state",
             SMALL_REPLY_LIMITS,
             exceptions_since=exceptions_since,
             monitor_since=monitor_since,
-            parts=[part for part in parts if part != "graph"],
+            parts=[part for part in parts if part not in ("graph", "fine_metrics")],
             **asked,
         )
 
