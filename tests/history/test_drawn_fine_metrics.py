@@ -4,6 +4,7 @@ nothing a hostile scheduler sends makes the page draw more than the bounds or fa
 
 from __future__ import annotations
 
+import json
 import math
 import time
 from collections import deque
@@ -11,16 +12,21 @@ from typing import Any
 
 import msgpack
 import pytest
-from _drawn import in_process_cluster
+from _bokeh import BokehMessage, plot_contents, receive, send_pull_doc_request
+from _drawn import dashboard_root, in_process_cluster, scheduler_sessions
+from _support import Jupyter
 from bokeh.models import ColumnDataSource
 from distributed import Client, span, wait
 from distributed.dashboard.components.scheduler import FinePerformanceMetrics
+from test_drawn_state_plots import _connect, _drawn_plots
+from test_history_api import eventually
 
 from dashdock.history.recorder import mirror_fine_metrics
 from dashdock.history.recorder.mirror import SchedulerMirror
 from dashdock.kernel import plot_state
 
 pytestmark = pytest.mark.slow  # a cluster
+PATH = "/individual-fine-performance-metrics"
 
 SELECTIONS: list[list[str]] = [[], ["alpha"], ["beta"], ["beta", "alpha"]]
 
@@ -105,6 +111,83 @@ def test_fine_performance_metrics_drawn_from_a_mirror_show_dasks_numbers_for_eac
     by_selection = {tuple(s): c[2][0]["__functions"] for s, c in zip(SELECTIONS, compared, strict=True)}
     assert "alpha_work" in by_selection[("alpha",)]
     assert "alpha_work" not in by_selection[("beta",)] and "beta_work" in by_selection[("beta",)]
+
+
+async def test_a_span_filter_chosen_on_a_drawn_page_is_merged_by_the_scheduler(jupyter: Jupyter) -> None:
+    """The whole way: a user picks a span tag in our page's filter (a Bokeh patch from the
+    browser), the recorder asks the scheduler for those spans merged, and the bars show them."""
+    with in_process_cluster(threads_per_worker=1) as cluster:
+        plot_state.offer(cluster.scheduler)
+        source_id = (await jupyter.add_source(dashboard_root(cluster)))["id"]
+
+        async def drawn() -> bool:
+            return PATH in await _drawn_plots(jupyter, source_id)
+
+        assert await eventually(drawn, 120), await _drawn_plots(jupyter, source_id)
+        async with Client(cluster.scheduler_address, asynchronous=True) as client:
+            with span("alpha"):
+                first = client.map(alpha_work, range(20))
+                with span("beta"):
+                    second = client.map(beta_work, range(20))
+            await wait(first + second)
+            connection = await _connect(jupyter, source_id, PATH)
+            try:
+                assert (await receive(connection)).msgtype == "ACK"
+
+                async def functions() -> list[str]:
+                    bars = [d for k, d in plot_contents(await _document(connection)) if "__functions" in d]
+                    return list(bars[0]["__functions"]) if bars else []
+
+                async def both() -> bool:  # once heartbeats have brought the metrics of both
+                    return {"alpha_work", "beta_work"} <= set(await functions())
+
+                assert await eventually(both, 60), await functions()
+                await _choose(connection, await _document(connection), ["beta"])
+
+                async def filtered() -> bool:
+                    shown = await functions()
+                    return "beta_work" in shown and "alpha_work" not in shown
+
+                assert await eventually(filtered, 30), await functions()
+            finally:
+                connection.close()
+            assert scheduler_sessions(cluster) == 0  # the page was ours, not a session on the scheduler
+            del first, second
+
+
+async def _document(connection: Any) -> BokehMessage:
+    """The page's document now (patches the server pushes meanwhile are passed over)."""
+    await send_pull_doc_request(connection)
+    for _ in range(1000):
+        reply = await receive(connection)
+        if reply.msgtype == "PULL-DOC-REPLY":
+            return reply
+    raise AssertionError("no PULL-DOC-REPLY in 1000 messages")
+
+
+async def _choose(connection: Any, document: BokehMessage, tags: list[str]) -> None:
+    """Select ``tags`` in the page's span filter, as the browser tells the server a widget changed."""
+    found: list[str] = []
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            attributes = node.get("attributes") if isinstance(node.get("attributes"), dict) else {}
+            if node.get("name") == "MultiChoice" and str(attributes.get("title", "")).startswith(
+                "Filter by span tag"
+            ):
+                found.append(str(node["id"]))
+            for child in node.values():
+                walk(child)
+        elif isinstance(node, list):
+            for child in node:
+                walk(child)
+
+    walk(document.content.get("doc"))
+    assert len(found) == 1, found
+    event = {"kind": "ModelChanged", "model": {"id": found[0]}, "attr": "value", "new": tags}
+    await connection.write_message(json.dumps({"msgid": "choose", "msgtype": "PATCH-DOC"}))
+    await connection.write_message("{}")
+    await connection.write_message(json.dumps({"events": [event]}))
 
 
 def test_fine_metrics_from_a_hostile_scheduler_are_checked_and_bounded() -> None:
