@@ -213,3 +213,35 @@ def test_what_a_hostile_scheduler_sends_reaches_the_drawn_plot_checked_and_clipp
     for i in range(MAX_TASK_RECORDS + 10):
         mirror.add_task(f"k-{i}", task(f"k-{i}", "compute"))
     assert len(buffer) == MAX_TASK_RECORDS and mirror.plugins["task-stream"].index == MAX_TASK_RECORDS + 13
+
+
+async def test_pages_let_go_of_together_cost_the_plot_server_one_collection(monkeypatch: Any) -> None:
+    """Bokeh collects garbage in full for every page it lets go of (24 closed panes: 2.4 s of the
+    recorder's CPU, on the workers' cores); the plot server's pages are let go of with one."""
+    import gc
+
+    import bokeh.document.document as bokeh_document
+    from bokeh.document import Document
+
+    from dashdock.history.recorder.plot_server import PlotServer
+
+    monkeypatch.setattr(bokeh_document, "gc", bokeh_document.gc)  # put back after the test
+    collections: list[int] = []
+    monkeypatch.setattr(gc, "collect", lambda generation=2: collections.append(generation) or 0)
+    server = PlotServer(lambda run_id: None)
+    server.start()
+    try:
+        collections.clear()  # the one start() runs before it freezes what is imported
+        for _ in range(24):
+            doc, session = Document(), object()
+            doc.on_change_dispatch_to(session)
+            doc.destroy(session)  # as Bokeh does when it discards an unused session
+        assert collections == []
+
+        async def collected() -> bool:
+            return collections == [2]
+
+        assert await eventually(collected, 10), collections
+    finally:
+        server.stop()
+        gc.unfreeze()
