@@ -19,6 +19,7 @@ SCRIPTS = (
     "pane_states.py",
     "pane_open_browser.py",
     "live_panes_cost.py",
+    "plot_state_cost.py",
     "server_responsiveness.py",
     "kernel_preload.py",
     "history_store.py",
