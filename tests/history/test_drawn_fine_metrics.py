@@ -209,7 +209,11 @@ def test_fine_metrics_from_a_hostile_scheduler_are_checked_and_bounded() -> None
         "all": {"not": "a list"},
         "by_tags": [[["ok"], [(("execute", "g", "a", "seconds"), 2.0)]]] * 10 + [["bad"], 7],
     }
-    metrics, spans = mirror_fine_metrics.read_fine_metrics(_as_the_recorder_reads(junk)) or ({}, None)
+    mirror = SchedulerMirror()
+    answer = plot_state.snapshot(_EmptyScheduler(), fine_metrics_tags=[])
+    answer["fine_metrics"] = junk
+    assert mirror.update_state(_as_the_recorder_reads(answer))
+    metrics, spans = mirror.cumulative_worker_metrics, mirror.extensions.get("spans")
     assert len(metrics) == mirror_fine_metrics.MAX_METRICS
     assert all(len(key) == 4 and all(isinstance(p, str) for p in key) for key in metrics)
     assert spans is not None
@@ -218,7 +222,6 @@ def test_fine_metrics_from_a_hostile_scheduler_are_checked_and_bounded() -> None
     assert not spans.spans  # a negative count reads as none
     assert spans.merge_all().cumulative_worker_metrics == {}
     assert spans.merge_by_tags("ok").cumulative_worker_metrics == {("execute", "g", "a", "seconds"): 2.0}
-    assert mirror_fine_metrics.read_fine_metrics(["not", "a", "mapping"]) is None
 
     # Pages ask for at most MAX_TAG_SETS selections a read: the newest.
     for i in range(10):
@@ -226,13 +229,18 @@ def test_fine_metrics_from_a_hostile_scheduler_are_checked_and_bounded() -> None
     assert spans.asked() == [[f"tag{i}"] for i in range(10 - mirror_fine_metrics.MAX_TAG_SETS, 10)]
 
     # Dask's page draws whatever the mirror holds without failing.
-    mirror = SchedulerMirror()
-    answer = plot_state.snapshot(_EmptyScheduler(), fine_metrics_tags=[])
-    answer["fine_metrics"] = junk
-    mirror.update_state(_as_the_recorder_reads(answer))
     page = FinePerformanceMetrics(mirror)
     page.update()
     assert len(_shown(page)[0]["__functions"]) == mirror_fine_metrics.MAX_METRICS
+
+    # Not watched any more (no answer, or not one): nothing is kept.
+    for not_an_answer in (None, ["not", "a", "mapping"]):
+        answer["fine_metrics"] = not_an_answer
+        assert mirror.update_state(_as_the_recorder_reads(answer))
+        assert mirror.cumulative_worker_metrics == {} and "spans" not in mirror.extensions
+        answer["fine_metrics"] = junk
+        assert mirror.update_state(_as_the_recorder_reads(answer))
+        assert mirror.extensions.get("spans") is not None
 
 
 class _EmptyScheduler:

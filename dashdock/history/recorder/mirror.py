@@ -23,7 +23,7 @@ from distributed.diagnostics.task_stream import colors as ACTION_COLOURS
 from distributed.scheduler import MemoryState
 
 from dashdock.history.model import MAX_KEY, TaskRecord
-from dashdock.history.recorder.mirror_fine_metrics import MirroredSpans, read_fine_metrics
+from dashdock.history.recorder.mirror_fine_metrics import MirroredSpans, update_fine_metrics
 from dashdock.history.recorder.mirror_graph import MirroredTasks, update_graph
 from dashdock.history.recorder.mirror_groups import MirroredGroup, read_groups
 from dashdock.history.recorder.mirror_monitor import MirroredMonitor
@@ -112,7 +112,7 @@ class SchedulerMirror:
                 self.task_groups = groups
             timing = self.plugins[MirroredGroupTiming.name].add(raw.get("group_timing"))
             update_graph(self, raw.get("graph"))
-            self._update_fine_metrics(raw.get("fine_metrics"))
+            update_fine_metrics(self, raw.get("fine_metrics"))
             if groups is not None or timing:
                 # Task Groups and Task Group Progress redraw when the counter moves: it moves with
                 # what they read, read with it.
@@ -130,20 +130,6 @@ class SchedulerMirror:
         """The span tags Fine Performance Metrics pages select, for the next read."""
         spans = self.extensions.get("spans")
         return spans.asked() if spans is not None else []
-
-    def _update_fine_metrics(self, given: object) -> None:
-        read = read_fine_metrics(given)
-        if read is None:
-            return
-        self.cumulative_worker_metrics, spans = read
-        if spans is None:
-            self.extensions.pop("spans", None)
-            return
-        kept = self.extensions.get("spans")
-        if kept is None:
-            self.extensions["spans"] = spans
-        else:  # keep what its pages asked for
-            kept.update(given)  # type: ignore[arg-type]  # a Mapping: read_fine_metrics checked
 
     def add_plugin(self, plugin: Any) -> None:
         """As ``Scheduler.add_plugin``: Dask's components add what they need when it is missing."""

@@ -76,16 +76,22 @@ class MirroredSpans:
         self._by_tags = merged
 
 
-def read_fine_metrics(given: object) -> tuple[Metrics, MirroredSpans | None] | None:
-    """The cumulative metrics, and the spans when the scheduler has Dask's spans extension; None
-    when ``given`` is not an answer (the plot was not watched this tick)."""
+def update_fine_metrics(mirror: Any, given: object) -> None:
+    """``mirror.cumulative_worker_metrics``, and its ``extensions["spans"]`` when the scheduler has
+    Dask's spans extension, after the scheduler's answer ``given``. No answer (the plot is not
+    watched): none are kept, as no page reads them."""
+    spans: MirroredSpans | None = mirror.extensions.get("spans")
     if not isinstance(given, Mapping):
-        return None
-    spans = None
-    if "spans" in given:
-        spans = MirroredSpans()
-        spans.update(given)
-    return read_metrics(given.get("cumulative")), spans
+        mirror.cumulative_worker_metrics = {}
+        mirror.extensions.pop("spans", None)
+        return
+    mirror.cumulative_worker_metrics = read_metrics(given.get("cumulative"))
+    if "spans" not in given:
+        mirror.extensions.pop("spans", None)
+        return
+    if spans is None:
+        spans = mirror.extensions["spans"] = MirroredSpans()
+    spans.update(given)  # kept: it knows the selections its pages asked for
 
 
 def read_metrics(items: object) -> Metrics:
