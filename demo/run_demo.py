@@ -80,7 +80,13 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="dashdock-demo-") as folder:
         config = Path(folder) / "demo_config.json"
         sources = [{"url": dashboard, "name": SOURCE_NAME}]
-        config.write_text(json.dumps({"DashdockApp": {"initial_sources": sources}}))
+        # No news feed nor update check: the demo's first screen is dashdock, not a question about
+        # Jupyter's announcements (whose feed a machine without the internet cannot fetch anyway).
+        quiet = {
+            "news_url": None,
+            "check_for_updates_class": "jupyterlab.handlers.announcements.NeverCheckForUpdate",
+        }
+        config.write_text(json.dumps({"DashdockApp": {"initial_sources": sources}, "LabApp": quiet}))
         lab_args = [sys.executable, "-m", "jupyterlab", "--no-browser", f"--config={config}"]
         if hasattr(os, "geteuid") and os.geteuid() == 0:
             lab_args.append("--allow-root")

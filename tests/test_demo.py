@@ -87,6 +87,14 @@ def test_the_demo_clusters_run_is_in_history_with_no_step_from_the_user(tmp_path
             time.sleep(0.5)
             (source,) = _get(f"{lab}dashdock/api/sources", token)["sources"]
         assert {"/individual-task-stream", "/individual-workers-memory"} <= set(source["drawnPlots"]), source
+        # The Lab does not open by asking whether to fetch Jupyter's news.
+        request = urllib.request.Request(f"{lab}lab", headers={"Authorization": f"token {token}"})
+        with urllib.request.urlopen(request, timeout=10) as response:
+            page = response.read().decode()
+        page_config = json.loads(
+            page.split('id="jupyter-config-data" type="application/json">')[1].split("</script>")[0]
+        )
+        assert page_config["news"] == {"disabled": True}, page_config.get("news")
         # Ctrl-C, as a terminal sends it (to the demo's process group): a clean stop, no traceback.
         os.killpg(demo.pid, signal.SIGINT)
         rest, _ = demo.communicate(timeout=120)
