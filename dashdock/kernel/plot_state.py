@@ -140,16 +140,19 @@ def _fine_metrics(scheduler: Any, tag_sets: Any) -> dict[str, Any]:
     if spans is None:
         return found
     known = spans.spans_search_by_tag
-    found["tags"] = [tag[:MAX_NAME] for tag in list(known)[:MAX_TAGS] if isinstance(tag, str)]
+    # Tags are sent clipped, and a page asks by what it was sent.
+    sent = {tag[:MAX_NAME]: tag for tag in list(known)[:MAX_TAGS] if isinstance(tag, str)}
+    found["tags"] = list(sent)
     found["spans"] = len(spans.spans)
     if spans.spans:
         found["all"] = _metric_items(spans.merge_all().cumulative_worker_metrics)
     merged = []
     for tags in list(tag_sets)[:MAX_TAG_SETS] if isinstance(tag_sets, (list, tuple)) else ():
         listed = isinstance(tags, (list, tuple)) and len(tags) > 0
-        if listed and all(isinstance(tag, str) and known.get(tag) for tag in tags):
+        if listed and all(isinstance(tag, str) and known.get(sent.get(tag, "")) for tag in tags):
             # As the page asks, tags in its order: Dask merges the spans that have any of them.
-            merged.append([list(tags), _metric_items(spans.merge_by_tags(*tags).cumulative_worker_metrics)])
+            span = spans.merge_by_tags(*(sent[tag] for tag in tags))
+            merged.append([list(tags), _metric_items(span.cumulative_worker_metrics)])
     found["by_tags"] = merged
     return found
 

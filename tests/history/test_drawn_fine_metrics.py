@@ -28,7 +28,8 @@ from dashdock.kernel import plot_state
 pytestmark = pytest.mark.slow  # a cluster
 PATH = "/individual-fine-performance-metrics"
 
-SELECTIONS: list[list[str]] = [[], ["alpha"], ["beta"], ["beta", "alpha"]]
+LONG_TAG = "gamma-" + "x" * 300  # listed clipped to 256 characters: a page selects that
+SELECTIONS: list[list[str]] = [[], ["alpha"], ["beta"], ["beta", "alpha"], [LONG_TAG]]
 
 
 def _shown(page: FinePerformanceMetrics) -> list[dict[str, Any]]:
@@ -59,7 +60,7 @@ def _both_pages(dask_scheduler: Any) -> list[tuple[list[str], Any, Any]]:
         mirror = SchedulerMirror()
         mirror.update_state(_as_the_recorder_reads(plot_state.snapshot(dask_scheduler, fine_metrics_tags=[])))
         ours = FinePerformanceMetrics(mirror)
-        ours.span_tag_selector.value = selection
+        ours.span_tag_selector.value = [tag[: mirror_fine_metrics.MAX_NAME] for tag in selection]
         ours.update()
         asked = mirror.fine_metrics_tags()
         answer = plot_state.snapshot(dask_scheduler, fine_metrics_tags=asked)
@@ -77,6 +78,10 @@ def beta_work(x: int) -> int:
     return x * 2
 
 
+def gamma_work(x: int) -> int:
+    return x - 1
+
+
 def _stop_heartbeats(dask_worker: Any) -> None:
     dask_worker.periodic_callbacks["heartbeat"].stop()
 
@@ -87,11 +92,13 @@ def test_fine_performance_metrics_drawn_from_a_mirror_show_dasks_numbers_for_eac
             first = client.map(alpha_work, range(20))
             with span("beta"):
                 second = client.map(beta_work, range(20))
-        wait(first + second)
+        with span(LONG_TAG):
+            third = client.map(gamma_work, range(5))
+        wait(first + second + third)
 
         def heard() -> bool:  # the workers' heartbeats have brought both functions' metrics
             keys = list(cluster.scheduler.cumulative_worker_metrics)
-            return {"alpha_work", "beta_work"} <= {key[1] for key in keys if len(key) == 4}
+            return {"alpha_work", "beta_work", "gamma_work"} <= {key[1] for key in keys if len(key) == 4}
 
         deadline = time.monotonic() + 60
         while not heard():
@@ -103,7 +110,9 @@ def test_fine_performance_metrics_drawn_from_a_mirror_show_dasks_numbers_for_eac
 
     for selection, (asked, theirs, ours) in zip(SELECTIONS, compared, strict=True):
         # Only a selection is asked for: with none, the spans merged whole come with every read.
-        assert asked == ([selection] if selection else []), asked
+        assert asked == ([[tag[: mirror_fine_metrics.MAX_NAME] for tag in selection]] if selection else []), (
+            asked
+        )
         assert ours == theirs, (selection, ours, theirs)
         bars = ours[0]
         assert bars["__functions"], (selection, bars)  # not an empty page that equals another
@@ -111,6 +120,7 @@ def test_fine_performance_metrics_drawn_from_a_mirror_show_dasks_numbers_for_eac
     by_selection = {tuple(s): c[2][0]["__functions"] for s, c in zip(SELECTIONS, compared, strict=True)}
     assert "alpha_work" in by_selection[("alpha",)]
     assert "alpha_work" not in by_selection[("beta",)] and "beta_work" in by_selection[("beta",)]
+    assert by_selection[(LONG_TAG,)] and "gamma_work" in by_selection[(LONG_TAG,)]  # a tag over 256
 
 
 async def test_a_span_filter_chosen_on_a_drawn_page_is_merged_by_the_scheduler(jupyter: Jupyter) -> None:
