@@ -8,6 +8,7 @@ showed nothing, for good, even after a reload of that workspace.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from helpers import PANE, open_sidebar, wait_until
@@ -64,6 +65,13 @@ def test_layout_and_history_open_again_after_they_were_closed_and_after_a_reload
         page.locator(".lm-DockPanel-tabBar .lm-TabBar-tabCloseIcon").first.click()
     for selector in (PANE, VIEW, WINDOW_PANE, ALERTS):
         expect(page.locator(selector)).to_have_count(0)
+
+    def saved() -> bool:  # Lab saves its workspace a moment later: a reload before restores them
+        workspace: Any = lab.api("lab/api/workspaces/reopen")
+        main = workspace["data"].get("layout-restorer:data", {}).get("main", {})
+        return "dashdock" not in json.dumps(main)
+
+    wait_until(saved)
     page.reload()
     wait_for_lab(page)
     _layout_and_history(page, source["id"])
