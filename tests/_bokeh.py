@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -58,6 +59,20 @@ async def send_pull_doc_request(connection: WebSocketClientConnection) -> None:
     await connection.write_message("{}")
 
 
+def models(message: BokehMessage) -> Iterator[tuple[str, dict[str, Any], dict[str, Any]]]:
+    """Every model of a pulled document, in document order: its type name, its attributes, the node."""
+    stack: list[Any] = [message.content.get("doc")]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            attributes = node.get("attributes")
+            if isinstance(node.get("name"), str):
+                yield node["name"], attributes if isinstance(attributes, dict) else {}, node
+            stack.extend(reversed(list(node.values())))
+        elif isinstance(node, list):
+            stack.extend(reversed(node))
+
+
 def plot_contents(message: BokehMessage) -> list[tuple[str, Any]]:
     """What a plot document shows, in document order: each data source's columns (arrays as lists)
     and each title's text. Ids, which differ between two servers of the same plot, are left out."""
@@ -74,21 +89,11 @@ def plot_contents(message: BokehMessage) -> list[tuple[str, Any]]:
             return [value(v) for v in node]
         return node
 
-    def walk(node: Any) -> None:
-        if isinstance(node, dict):
-            name = node.get("name")
-            attributes = node.get("attributes") if isinstance(node.get("attributes"), dict) else {}
-            if name == "ColumnDataSource" and "data" in attributes:
-                found.append(("data", value(attributes["data"])))
-            elif name == "Title" and "text" in attributes:
-                found.append(("title", attributes["text"]))
-            for child in node.values():
-                walk(child)
-        elif isinstance(node, list):
-            for child in node:
-                walk(child)
-
-    walk(message.content.get("doc"))
+    for name, attributes, _ in models(message):
+        if name == "ColumnDataSource" and "data" in attributes:
+            found.append(("data", value(attributes["data"])))
+        elif name == "Title" and "text" in attributes:
+            found.append(("title", attributes["text"]))
     return found
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import msgpack
 import pytest
-from _bokeh import BokehMessage, plot_contents, receive, send_pull_doc_request
+from _bokeh import BokehMessage, models, plot_contents, receive, send_pull_doc_request
 from _drawn import dashboard_root, in_process_cluster, scheduler_sessions
 from _support import Jupyter
 from bokeh.models import ColumnDataSource
@@ -177,22 +177,11 @@ async def _document(connection: Any) -> BokehMessage:
 
 async def _choose(connection: Any, document: BokehMessage, tags: list[str]) -> None:
     """Select ``tags`` in the page's span filter, as the browser tells the server a widget changed."""
-    found: list[str] = []
-
-    def walk(node: Any) -> None:
-        if isinstance(node, dict):
-            attributes = node.get("attributes") if isinstance(node.get("attributes"), dict) else {}
-            if node.get("name") == "MultiChoice" and str(attributes.get("title", "")).startswith(
-                "Filter by span tag"
-            ):
-                found.append(str(node["id"]))
-            for child in node.values():
-                walk(child)
-        elif isinstance(node, list):
-            for child in node:
-                walk(child)
-
-    walk(document.content.get("doc"))
+    found = [
+        str(node["id"])
+        for name, attributes, node in models(document)
+        if name == "MultiChoice" and str(attributes.get("title", "")).startswith("Filter by span tag")
+    ]
     assert len(found) == 1, found
     event = {"kind": "ModelChanged", "model": {"id": found[0]}, "attr": "value", "new": tags}
     await connection.write_message(json.dumps({"msgid": "choose", "msgtype": "PATCH-DOC"}))
