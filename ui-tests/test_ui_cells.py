@@ -78,15 +78,14 @@ def test_run_all_gives_each_computing_cell_its_own_strip(browser: Browser, lab: 
     screenshot(page, "cell-strips")
 
     # The saved notebook holds each strip's summary as text, the late one settled. A strip writes
-    # its settled summary into the cell's output just after it shows it: a save may come first,
-    # so Ctrl+S once, then save again until the file has them (autosave is off in tests).
-    page.keyboard.press("Control+s")
+    # its settled summary into the cell's output just after it shows it: a save may come first, so
+    # save until the file has them (autosave is off in tests). One save at a time: the command's
+    # promise is awaited, because two saves of one file at once race in the server's atomic write
+    # (the second fails with "No such file or directory", and Lab shows a dialog over the page).
 
     def saved() -> dict[int, str] | None:
-        found = _saved_summaries(lab, settled=4)
-        if found is None:
-            page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
-        return found
+        page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
+        return _saved_summaries(lab, settled=4)
 
     summaries = wait_until(saved)
     assert summaries[1].startswith("Dask, cell [2]: 1,234 tasks in ")
