@@ -45,11 +45,19 @@ open in the scheduler when it started, and the 1-minute load average after it. F
 asserted. Chromium shares the machine's cores with the scheduler: the browser drawing N plots is part of
 what N open plots cost.
 
-    .venv/bin/python bench/live_panes_cost.py [tasks] [rounds]   (30000 and 2; ~10 min on 2 cores)
+With ``--remote-viewers`` the pages are opened by ``remote_viewers.py`` instead of Chromium: each page
+loaded and its Bokeh websocket read to the last message, nothing drawn. That stands in for browsers on
+other machines (JupyterHub users' laptops): what is left is what the plots cost their servers, the
+scheduler's sessions for "direct", dashdock's server and recorder for "dashdock". Its "viewer CPU" is
+that process's.
+
+    .venv/bin/python bench/live_panes_cost.py [tasks] [rounds] [--remote-viewers]
+    (30000 and 2; ~10 min on 2 cores)
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import contextlib
 import json
@@ -319,6 +327,46 @@ def open_pages(browser: Browser, urls: list[str], login: str | None) -> BrowserC
     return context
 
 
+class BrowserViewers:
+    """The pages open in Chromium, each drawn."""
+
+    def __init__(self, browser: Browser, urls: list[str], login: str | None) -> None:
+        self.context = open_pages(browser, urls, login)
+
+    def cpu(self) -> dict[int, float]:
+        return browser_cpu()
+
+    def close(self) -> None:
+        self.context.close()
+
+
+class RemoteViewers:
+    """The pages read by ``remote_viewers.py``, in a process of its own, each with its document."""
+
+    def __init__(self, urls: list[str], token: str | None) -> None:
+        env = dict(os.environ, DASHDOCK_BENCH_TOKEN=token) if token else None
+        script = str(Path(__file__).resolve().parent / "remote_viewers.py")
+        self.proc = subprocess.Popen(
+            [sys.executable, script, *urls], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env
+        )
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        if line.strip() != "READY":
+            self.proc.kill()
+            raise RuntimeError(f"the remote viewers did not start: {line!r} (exit {self.proc.wait()})")
+
+    def cpu(self) -> dict[int, float]:
+        return {self.proc.pid: cpu_seconds(self.proc.pid)}
+
+    def close(self) -> None:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.close()
+        received = self.proc.stdout.read().strip()
+        self.proc.wait(60)
+        if "closed=0" not in received:
+            print(f"  (the remote viewers: {received}: a page's websocket ended during the workload)")
+
+
 # -- measuring ----------------------------------------------------------------------------------
 
 
@@ -368,7 +416,10 @@ class StatusPoller:
 
 
 class Bench:
-    def __init__(self, cluster: Cluster, server: JupyterServer, client: Client, tasks: int) -> None:
+    def __init__(
+        self, cluster: Cluster, server: JupyterServer, client: Client, tasks: int, remote: bool
+    ) -> None:
+        self.remote = remote
         self.cluster, self.server, self.client, self.tasks = cluster, server, client, tasks
         self.source = add_source(server, cluster.dashboard_link)
         self.paths = plot_paths(cluster.root)
@@ -412,23 +463,27 @@ class Bench:
 
         return self.call(run)
 
+    def viewers(self, browser: Browser, way: str, count: int) -> BrowserViewers | RemoteViewers:
+        if self.remote:
+            return RemoteViewers(self.urls(way, count), TOKEN if way != "direct" else None)
+        login = f"{self.server.url}/api/status?token={TOKEN}" if way != "direct" else None
+        return BrowserViewers(browser, self.urls(way, count), login)
+
     def one(self, browser: Browser, way: str, count: int) -> None:
-        context = None
-        if count:
-            login = f"{self.server.url}/api/status?token={TOKEN}" if way != "direct" else None
-            context = open_pages(browser, self.urls(way, count), login)
+        viewers = self.viewers(browser, way, count) if count else None
+        viewer_cpu = viewers.cpu if viewers is not None else browser_cpu
         try:
             sessions = self.sessions()
             scheduler0, server0 = cpu_seconds(self.cluster.pid), cpu_seconds(self.server.pid)
-            recorder0, browser0 = recorder_cpu(self.server.pid), browser_cpu()
+            recorder0, browser0 = recorder_cpu(self.server.pid), viewer_cpu()
             with StatusPoller(self.server.url) as poller:
                 elapsed = self.workload()
             scheduler1, server1 = cpu_seconds(self.cluster.pid), cpu_seconds(self.server.pid)
-            recorder1, browser1 = recorder_cpu(self.server.pid), browser_cpu()
+            recorder1, browser1 = recorder_cpu(self.server.pid), viewer_cpu()
             load = os.getloadavg()[0]
         finally:
-            if context is not None:
-                context.close()
+            if viewers is not None:
+                viewers.close()
         runs = self.runs[way, count]
         runs.seconds.append(elapsed)
         runs.scheduler_cpu.append(scheduler1 - scheduler0)
@@ -441,7 +496,7 @@ class Bench:
         print(
             f"  round {self.round + 1} {way:>8} N={count:<3} {elapsed:6.2f} s, {sessions} sessions, "
             f"scheduler {scheduler1 - scheduler0:.2f} s CPU, server {server1 - server0:.2f} s CPU, "
-            f"recorder {runs.recorder_cpu[-1]:.2f} s CPU, browser {runs.browser_cpu[-1]:.2f} s CPU, "
+            f"recorder {runs.recorder_cpu[-1]:.2f} s CPU, viewers {runs.browser_cpu[-1]:.2f} s CPU, "
             f"api/status p99 {poller.p99_ms():.0f} ms, load {load:.2f}",
             flush=True,
         )
@@ -461,7 +516,7 @@ class Bench:
                 "server CPU s",
                 "server % core",
                 "recorder CPU s",
-                "browser CPU s",
+                "viewer CPU s",
                 "api/status p99 ms",
                 "sessions",
                 "load 1m",
@@ -493,12 +548,14 @@ class Bench:
         print(f"  ({len(self.paths)} Bokeh plots listed; past that the list is taken again from the start)")
 
 
-def main(tasks: int, rounds: int) -> None:
+def main(tasks: int, rounds: int, remote: bool) -> None:
     from distributed import Client
     from playwright.sync_api import sync_playwright
 
     began = time.perf_counter()
     heading(f"Open live plot pages vs a busy scheduler: {tasks:,} tasks x {rounds} rounds, N in (0, 8, 24)")
+    if remote:
+        print("  viewers: remote_viewers.py, every message read, nothing drawn (browsers elsewhere)")
     cluster = Cluster()
     try:
         with JupyterServer() as server:
@@ -506,7 +563,7 @@ def main(tasks: int, rounds: int) -> None:
                 print("  jupyter-server-proxy is not installed: its rows are left out")
             asyncio.run(server.wait_ready())
             with Client(cluster.scheduler, timeout=60) as client:
-                bench = Bench(cluster, server, client, tasks)
+                bench = Bench(cluster, server, client, tasks, remote)
                 try:
                     client.gather(client.map(inc, range(200), pure=False))  # warm the workers up
                     with sync_playwright() as playwright:
@@ -535,7 +592,9 @@ def main(tasks: int, rounds: int) -> None:
 
 
 if __name__ == "__main__":
-    main(
-        int(sys.argv[1]) if len(sys.argv) > 1 else TASKS,
-        int(sys.argv[2]) if len(sys.argv) > 2 else ROUNDS,
-    )
+    parser = argparse.ArgumentParser(description="What open live dashboard panes cost a busy scheduler.")
+    parser.add_argument("tasks", type=int, nargs="?", default=TASKS)
+    parser.add_argument("rounds", type=int, nargs="?", default=ROUNDS)
+    parser.add_argument("--remote-viewers", action="store_true", help="read the pages, draw nothing")
+    options = parser.parse_args()
+    main(options.tasks, options.rounds, options.remote_viewers)

@@ -19,6 +19,7 @@ SCRIPTS = (
     "pane_states.py",
     "pane_open_browser.py",
     "live_panes_cost.py",
+    "live_panes_cost.py --remote-viewers",
     "plot_state_cost.py",
     "server_responsiveness.py",
     "kernel_preload.py",
@@ -34,7 +35,8 @@ def main() -> int:
     for script in SCRIPTS:
         print(f"\n######## {script}", flush=True)
         start = time.monotonic()
-        code = subprocess.call([sys.executable, str(HERE / script)], cwd=HERE.parent)
+        name, *arguments = script.split()
+        code = subprocess.call([sys.executable, str(HERE / name), *arguments], cwd=HERE.parent)
         print(f"######## {script}: exit {code}, {time.monotonic() - start:.0f} s", flush=True)
         if code:
             failed.append(script)
