@@ -75,6 +75,9 @@ async def _view(url: str, auth: dict[str, str], counts: Counts, ready: asyncio.E
             asked = True
         elif '"PULL-DOC-REPLY"' in header:
             ready.set()
+    if not ready.is_set():
+        reason = f"{connection.close_code} {connection.close_reason or ''}".strip()
+        raise RuntimeError(f"{url}: the websocket closed before the document came ({reason})")
 
 
 async def main(urls: list[str], auth: dict[str, str]) -> None:

@@ -25,6 +25,7 @@ import bokeh.document.document as bokeh_document
 from bokeh.application import Application
 from bokeh.application.handlers.function import FunctionHandler
 from bokeh.document import Document
+from bokeh.models import ColumnDataSource
 from bokeh.models.widgets import Div
 from bokeh.server.auth_provider import AuthProvider
 from bokeh.server.server import BaseServer
@@ -173,10 +174,25 @@ class PlotServer:
                 return
             _paced(doc, mirror)
             draw(mirror, {"prefix": "/"}, doc)
+            _without_functions(doc)
             mirror.viewing(path, doc)  # what the scheduler is asked for depends on what is watched
             self._pages.setdefault(run_id, weakref.WeakSet()).add(doc)
 
         return page
+
+
+def _without_functions(doc: Document) -> None:
+    """Dask's Compute Time Per Key and Aggregate Time Per Action start with placeholder rows, one
+    coloured by a Python function (the task stream's ``colors["compute"]``), until a task has
+    computed. Bokeh cannot send a function, so Dask's own page fails to load on a fresh cluster and
+    stays blank. Here such a value becomes null (drawn transparent) and the page loads; the first
+    update replaces the placeholders as on Dask's page."""
+    for source in doc.select({"type": ColumnDataSource}):
+        if not isinstance(source, ColumnDataSource):
+            continue
+        for name, column in list(source.data.items()):
+            if isinstance(column, list) and any(callable(value) for value in column):
+                source.data[name] = [None if callable(value) else value for value in column]
 
 
 def _paced(doc: Document, mirror: SchedulerMirror, is_seen: Callable[[Document], bool] = seen) -> None:
