@@ -75,6 +75,8 @@ async def _view(url: str, auth: dict[str, str], counts: Counts, ready: asyncio.E
             asked = True
         elif '"PULL-DOC-REPLY"' in header:
             ready.set()
+        elif '"msgtype": "ERROR"' in header and not ready.is_set():  # the page failed to load
+            raise RuntimeError(f"{url}: the server answered the document request with an error")
     if not ready.is_set():
         reason = f"{connection.close_code} {connection.close_reason or ''}".strip()
         raise RuntimeError(f"{url}: the websocket closed before the document came ({reason})")
