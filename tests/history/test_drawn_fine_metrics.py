@@ -18,7 +18,7 @@ from _support import Jupyter
 from bokeh.models import ColumnDataSource
 from distributed import Client, span, wait
 from distributed.dashboard.components.scheduler import FinePerformanceMetrics
-from test_drawn_state_plots import _connect, _drawn_plots
+from test_drawn_state_plots import _connect, _source_drawing
 from test_history_api import eventually
 
 from dashdock.history.recorder import mirror_fine_metrics
@@ -128,12 +128,7 @@ async def test_a_span_filter_chosen_on_a_drawn_page_is_merged_by_the_scheduler(j
     browser), the recorder asks the scheduler for those spans merged, and the bars show them."""
     with in_process_cluster(threads_per_worker=1) as cluster:
         plot_state.offer(cluster.scheduler)
-        source_id = (await jupyter.add_source(dashboard_root(cluster)))["id"]
-
-        async def drawn() -> bool:
-            return PATH in await _drawn_plots(jupyter, source_id)
-
-        assert await eventually(drawn, 120), await _drawn_plots(jupyter, source_id)
+        source_id = await _source_drawing(jupyter, dashboard_root(cluster), [PATH])
         async with Client(cluster.scheduler_address, asynchronous=True) as client:
             with span("alpha"):
                 first = client.map(alpha_work, range(20))

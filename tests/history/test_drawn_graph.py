@@ -22,7 +22,7 @@ from bokeh.models import ColumnDataSource, Title
 from dask import delayed
 from distributed import Client, Scheduler, Worker, wait
 from distributed.dashboard.scheduler import applications
-from test_drawn_state_plots import _drawn_plots, watching
+from test_drawn_state_plots import _source_drawing, watching
 from test_history_api import eventually
 
 from dashdock.history.recorder.mirror import SchedulerMirror
@@ -216,12 +216,7 @@ async def test_the_graph_is_asked_for_only_while_a_browser_shows_it(jupyter: Jup
             return answer(comm, **kwargs)
 
         cluster.scheduler.handlers[plot_state.OP] = recorded
-        source_id = (await jupyter.add_source(dashboard_root(cluster)))["id"]
-
-        async def drawn() -> bool:
-            return PATH in await _drawn_plots(jupyter, source_id)
-
-        assert await eventually(drawn, 120), await _drawn_plots(jupyter, source_id)
+        source_id = await _source_drawing(jupyter, dashboard_root(cluster), [PATH])
         async with watching(jupyter, source_id, PATH):
             asked.clear()
             assert await eventually(lambda: _true(asked[-2:] == [True, True]), 30), asked

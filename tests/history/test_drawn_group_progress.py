@@ -12,7 +12,7 @@ import pytest
 from _drawn import dashboard_root, in_process_cluster, scheduler_sessions
 from _support import Jupyter
 from distributed import Client, LocalCluster, wait
-from test_drawn_state_plots import _dasks, _drawn_plots, _ours, watching
+from test_drawn_state_plots import _dasks, _ours, _source_drawing, watching
 from test_history_api import eventually
 
 from dashdock.history.recorder.mirror_timing import MAX_BINS, MirroredGroupTiming
@@ -48,12 +48,7 @@ async def test_task_group_progress_is_drawn_with_dasks_groups_and_numbers(
     jupyter: Jupyter, cluster: LocalCluster
 ) -> None:
     plot_state.offer(cluster.scheduler)
-    source_id = (await jupyter.add_source(dashboard_root(cluster)))["id"]
-
-    async def drawn() -> bool:
-        return PATH in await _drawn_plots(jupyter, source_id)
-
-    assert await eventually(drawn, 120), await _drawn_plots(jupyter, source_id)
+    source_id = await _source_drawing(jupyter, dashboard_root(cluster), [PATH])
     # Watched (a page kept open), it makes the scheduler run GroupTiming, as Dask's own page does.
     async with watching(jupyter, source_id, PATH):
 

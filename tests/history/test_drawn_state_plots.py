@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import urllib.request
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Collection, Iterator
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -101,16 +101,23 @@ async def _drawn_plots(jupyter: Jupyter, source_id: str) -> list[str]:
     return list(source.get("drawnPlots") or [])
 
 
+async def _source_drawing(jupyter: Jupyter, dashboard: str, paths: Collection[str]) -> str:
+    """Adds the dashboard as a source and waits until the recorder draws ``paths`` (its scheduler
+    offers its state already); returns the source's id."""
+    source_id: str = (await jupyter.add_source(dashboard))["id"]
+
+    async def drawn() -> bool:
+        return set(paths) <= set(await _drawn_plots(jupyter, source_id))
+
+    assert await eventually(drawn, 120), await _drawn_plots(jupyter, source_id)
+    return source_id
+
+
 async def test_progress_and_worker_plots_are_drawn_with_dasks_numbers_and_colours(
     jupyter: Jupyter, cluster: LocalCluster
 ) -> None:
     plot_state.offer(cluster.scheduler)  # as a preload or dashdock's ledger does
-    source_id = (await jupyter.add_source(dashboard_root(cluster)))["id"]
-
-    async def drawn() -> bool:
-        return set(DRAWN_FROM_STATE) <= set(await _drawn_plots(jupyter, source_id))
-
-    assert await eventually(drawn, 120), await _drawn_plots(jupyter, source_id)
+    source_id = await _source_drawing(jupyter, dashboard_root(cluster), DRAWN_FROM_STATE)
 
     # Memory by key, Task Groups, the Graph and Fine Performance Metrics are read only while seen:
     # kept open, as panes.
@@ -235,12 +242,7 @@ async def test_every_drawn_page_loads_before_any_task_has_computed(
     # Dask's own Compute Time Per Key and Aggregate Time Per Action fail to load on such a cluster:
     # their placeholder rows hold a Python function, which Bokeh cannot send.
     plot_state.offer(cluster.scheduler)
-    source_id = (await jupyter.add_source(dashboard_root(cluster)))["id"]
-
-    async def drawn() -> bool:
-        return set(DRAWN) <= set(await _drawn_plots(jupyter, source_id))
-
-    assert await eventually(drawn, 120), await _drawn_plots(jupyter, source_id)
+    source_id = await _source_drawing(jupyter, dashboard_root(cluster), DRAWN)
     for path in DRAWN:
         assert await _ours(jupyter, source_id, path), path  # its document (an error fails in _pull)
     assert scheduler_sessions(cluster) == 0
@@ -377,12 +379,7 @@ async def test_a_handler_that_fails_gives_dasks_pages_back_and_the_recording_goe
     jupyter: Jupyter, cluster: LocalCluster
 ) -> None:
     plot_state.offer(cluster.scheduler)
-    source_id = (await jupyter.add_source(dashboard_root(cluster)))["id"]
-
-    async def drawn() -> bool:
-        return "/individual-progress" in await _drawn_plots(jupyter, source_id)
-
-    assert await eventually(drawn, 120)
+    source_id = await _source_drawing(jupyter, dashboard_root(cluster), ["/individual-progress"])
 
     def broken(comm: object = None, **_: object) -> None:  # as another dashdock's handler might
         raise TypeError("unexpected keyword argument 'monitor_since'")

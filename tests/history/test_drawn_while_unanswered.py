@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 import pytest
 from _support import Jupyter
-from test_drawn_state_plots import _drawn_plots
+from test_drawn_state_plots import _drawn_plots, _source_drawing
 from test_history_api import eventually, run_of
 from test_history_url_sources import UrlCluster
 
@@ -31,26 +31,20 @@ def offering_cluster() -> Iterator[UrlCluster]:
 async def test_a_scheduler_that_stops_answering_keeps_its_drawn_plots_until_its_run_ends(
     jupyter: Jupyter, offering_cluster: UrlCluster
 ) -> None:
-    code, source = await jupyter.api("POST", "sources", {"url": offering_cluster.dashboard})
-    assert code == 201, source
-
-    async def drawn() -> bool:
-        return "/individual-progress" in await _drawn_plots(jupyter, source["id"])
-
-    assert await eventually(drawn, 120), await _drawn_plots(jupyter, source["id"])
+    source_id = await _source_drawing(jupyter, offering_cluster.dashboard, ["/individual-progress"])
     assert offering_cluster.process is not None
     offering_cluster.process.send_signal(signal.SIGSTOP)
     try:
 
         async def retrying() -> bool:
-            run = await run_of(jupyter, source["id"])
+            run = await run_of(jupyter, source_id)
             return run is not None and "Retrying" in run.get("problem", "")
 
-        assert await eventually(retrying, 60), await run_of(jupyter, source["id"])
+        assert await eventually(retrying, 60), await run_of(jupyter, source_id)
         # The sidebar still says the plot is drawn, and a pane opened now gets the recorder's page
         # of the last state read: the stopped scheduler would not have answered it at all.
-        assert await drawn()
-        page = await jupyter.proxied(f"dashdock/proxy/{source['id']}/individual-progress")
+        assert "/individual-progress" in await _drawn_plots(jupyter, source_id)
+        page = await jupyter.proxied(f"dashdock/proxy/{source_id}/individual-progress")
         assert page.code == 200, page.body[:300]
         assert b"Bokeh.embed.embed_items" in page.body
     finally:
