@@ -78,7 +78,10 @@ def drag_to(page: Page, source: Locator, x: float, y: float) -> None:
     page.mouse.down()
     page.mouse.move(start_x + 20, start_y + 5, steps=4)
     page.mouse.move(x, y, steps=20)
-    time.sleep(0.3)  # let the dock compute its drop overlay under a still pointer
+    # Released only once what is under the pointer takes the drop: Lumino's drag cursor says so.
+    page.wait_for_function(
+        "() => ['move', 'copy'].includes(document.querySelector('.lm-cursor-backdrop')?.style.cursor)"
+    )
     page.mouse.move(x + 1, y, steps=2)
     page.mouse.up()
 
@@ -91,6 +94,18 @@ def wait_until(condition: Callable[[], object], timeout: float = 120.0) -> objec
             return value
         assert time.monotonic() < deadline, "timed out"
         time.sleep(0.5)
+
+
+def next_frames(frame: Page | Frame, count: int = 2) -> None:
+    """Returns once the page has begun ``count`` more animation frames: what was changed before
+    is painted (Bokeh and the dock lay out and draw in animation frames)."""
+    frame.evaluate(
+        """count => new Promise(done => {
+            const step = left => (left ? requestAnimationFrame(() => step(left - 1)) : done());
+            step(count);
+        })""",
+        count,
+    )
 
 
 def recorded_cluster(lab: Any) -> dict:

@@ -81,8 +81,20 @@ def test_a_recorded_run_is_browsed_by_window_and_exported(browser: Browser, lab:
     expect(label).to_contain_text(" s")  # the page posted the whole run once loaded
     shown = label.inner_text()
     bogus = {"type": "dashdock:history-window", "start": 1.0, "end": 2.0}
-    page.evaluate("message => window.postMessage(message, '*')", bogus)
-    page.wait_for_timeout(500)
+    # Our listener, added after the view's, sees the message once the view has handled it; then
+    # two frames for anything the view would redraw.
+    page.evaluate(
+        """message => new Promise(done => {
+            const seen = event => {
+                if (event.data?.type !== message.type || event.data?.start !== message.start) return;
+                window.removeEventListener('message', seen);
+                requestAnimationFrame(() => requestAnimationFrame(done));
+            };
+            window.addEventListener('message', seen);
+            window.postMessage(message, '*');
+        })""",
+        bogus,
+    )
     assert label.inner_text() == shown
 
     # The page chooses the window of the work (as its brush does); the toolbar says it.

@@ -6,9 +6,10 @@ from __future__ import annotations
 import json
 import time
 import urllib.request
+from collections.abc import Callable
 
 from a11y import assert_accessible
-from helpers import PANE, open_sidebar, pane, plot_item, wait_for_bokeh_plot
+from helpers import PANE, open_sidebar, pane, pane_frame, plot_item, wait_for_bokeh_plot
 from lab import (
     TOKEN,
     DaskCluster,
@@ -50,6 +51,33 @@ def _visible_pane_sizes(page: Page) -> dict[str, tuple[float, float]]:
     )
 
 
+def _wait_for_dock_to_settle(page: Page) -> None:
+    """Until the panes' sizes have stayed the same for three animation frames (the dock lays out
+    its splits over several)."""
+    page.wait_for_function(
+        """selector => {
+            const sizes = JSON.stringify([...document.querySelectorAll(selector)].map(node => {
+                const box = node.getBoundingClientRect();
+                return [node.id, box.width, box.height];
+            }));
+            const seen = window.__dashdockSizes ?? { sizes: '', frames: 0 };
+            window.__dashdockSizes = { sizes, frames: sizes === seen.sizes ? seen.frames + 1 : 0 };
+            return window.__dashdockSizes.frames >= 3;
+        }""",
+        arg=PANE,
+        polling="raf",
+    )
+
+
+def _layout_again(page: Page, click: Callable[[], None], other: str, last: str) -> None:
+    """A Layout whose plots are all open: once it has brought them forward (``last``, its last
+    plot, is current, where ``other`` was), it has done all it does, so nothing else will open."""
+    page.evaluate("id => window.jupyterapp.shell.activateById(id)", other)
+    page.wait_for_function("id => window.jupyterapp.shell.currentWidget?.id === id", arg=other)
+    click()
+    page.wait_for_function("id => window.jupyterapp.shell.currentWidget?.id === id", arg=last)
+
+
 def _assert_usable(page: Page) -> tuple[float, float]:
     """No pane on screen is below the minimum; returns the smallest width and height seen."""
     sizes = _visible_pane_sizes(page)
@@ -76,13 +104,18 @@ def test_nine_clicked_plots_leave_no_pane_below_the_minimum(
     for index in range(9):
         items.nth(index).click()
         expect(page.locator(PANE)).to_have_count(index + 1)
-    page.wait_for_timeout(500)  # let the dock settle its last split before measuring
+    _wait_for_dock_to_settle(page)
     width, height = _assert_usable(page)
     shown = len(_visible_pane_sizes(page))
     print(f"smallest pane after nine clicks: {width:.0f}x{height:.0f} px ({shown} on screen)")
     # Every plot is still open: the ones past the minimum are tabs, one click away.
     for name in names:
         expect(pane(page, name or "")).to_have_count(1)
+    # Each plot on screen has its document (Exceptions is a table: no canvas to wait for).
+    for pane_id in _visible_pane_sizes(page):
+        pane_frame(page, page.locator(f"#{pane_id} iframe").get_attribute("title") or "").wait_for_function(
+            "() => window.Bokeh?.documents[0]?.roots().length > 0", timeout=45_000
+        )
     screenshot(page, "nine-plots")
 
 
@@ -101,11 +134,12 @@ def test_layout_focuses_open_panes_and_names_say_which_source(
     for name in KEY_PLOTS:
         expect(pane(page, name)).to_have_count(1)
         expect(pane(page, name)).to_be_visible()
-    page.click(".jp-dashdock-Plots-layout")
+    task_stream = pane(page, "Task Stream").get_attribute("id") or ""
+    last = pane(page, KEY_PLOTS[-1]).get_attribute("id") or ""
+    _layout_again(page, lambda: page.click(".jp-dashdock-Plots-layout"), task_stream, last)
     expect(page.locator(PANE)).to_have_count(len(KEY_PLOTS))
     _assert_usable(page)
     # One source open: tabs name the plot only; the caption always names both.
-    task_stream = pane(page, "Task Stream").get_attribute("id") or ""
     expect(_tab(page, task_stream)).to_have_text("Task Stream")
     expect(_tab(page, task_stream)).to_have_attribute("title", f"Task Stream — {host_port}")
 
@@ -115,8 +149,11 @@ def test_layout_focuses_open_panes_and_names_say_which_source(
     expect(card.locator(".jp-dashdock-ClusterCard-status")).to_have_text("running", timeout=120_000)
     card.locator('button[data-action="layout"]').click()
     expect(page.locator(PANE)).to_have_count(2 * len(KEY_PLOTS))
-    card.locator('button[data-action="layout"]').click()
-    page.wait_for_timeout(1000)
+    lasts = page.locator(f"{PANE}:has(iframe[title='{KEY_PLOTS[-1]}'])")
+    cluster_last = next(
+        pane_id for pane_id in (lasts.nth(i).get_attribute("id") or "" for i in range(2)) if pane_id != last
+    )
+    _layout_again(page, card.locator('button[data-action="layout"]').click, task_stream, cluster_last)
     expect(page.locator(PANE)).to_have_count(2 * len(KEY_PLOTS))
     width, height = _assert_usable(page)
     print(f"smallest pane after two layouts: {width:.0f}x{height:.0f} px")
@@ -248,18 +285,13 @@ def test_open_plot_without_a_plot_opens_a_keyboard_picker(
     host_port = dask_cluster.root.split("//")[1]
     page = _open_lab(browser, lab, "picker")
 
-    def run_from_palette() -> None:
-        # A dialog that just closed hands the focus back a moment later: let it, before the palette opens.
-        page.wait_for_timeout(500)
-        page.keyboard.press("Control+Shift+C")
-        expect(page.locator(".lm-CommandPalette-input")).to_be_focused()  # else keys go elsewhere
-        page.keyboard.press("Control+A")  # the palette keeps the last query
-        page.keyboard.type("Open Dask Plot")
-        expect(page.locator(".lm-CommandPalette-item.lm-mod-active")).to_contain_text("Open Dask Plot")
-        page.keyboard.press("Enter")
-        expect(page.locator(".jp-Dialog .jp-dashdock-PlotPicker")).to_be_visible()
-
-    run_from_palette()
+    # From the command palette, by keyboard only.
+    page.keyboard.press("Control+Shift+C")
+    expect(page.locator(".lm-CommandPalette-input")).to_be_focused()  # else keys go elsewhere
+    page.keyboard.type("Open Dask Plot")
+    expect(page.locator(".lm-CommandPalette-item.lm-mod-active")).to_contain_text("Open Dask Plot")
+    page.keyboard.press("Enter")
+    expect(page.locator(".jp-Dialog .jp-dashdock-PlotPicker")).to_be_visible()
     options = page.locator(".jp-dashdock-PlotPicker-option")
     expect(options.first).to_have_text(f"Task Stream · {host_port}")
     assert_accessible(page, ".jp-Dialog")

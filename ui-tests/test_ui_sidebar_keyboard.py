@@ -152,8 +152,18 @@ def _ratio(text: list[int], background: list[int]) -> float:
 
 def _set_theme(page: Page, theme: str, light: bool) -> None:
     page.evaluate(f"() => window.jupyterapp.commands.execute('apputils:change-theme', {{theme: '{theme}'}})")
-    page.wait_for_function(f"() => document.body.dataset.jpThemeLight === '{str(light).lower()}'")
-    page.wait_for_timeout(300)  # let the theme's stylesheet apply before colours are read
+    # The theme's colours are in force, not only its name: the Lab's background is light or dark.
+    page.wait_for_function(
+        """light => {
+            const probe = document.createElement('div');
+            probe.style.background = 'var(--jp-layout-color0)';
+            document.body.appendChild(probe);
+            const [r, g, b] = getComputedStyle(probe).backgroundColor.match(/[0-9.]+/g).map(Number);
+            probe.remove();
+            return (0.2126 * r + 0.7152 * g + 0.0722 * b > 128) === light;
+        }""",
+        arg=light,
+    )
 
 
 def test_with_no_source_the_sidebar_says_what_to_do(browser: Browser, lab: Lab) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 
-from helpers import pane, pane_frame, wait_for_bokeh_plot, wait_until
+from helpers import next_frames, pane, pane_frame, wait_for_bokeh_plot, wait_until
 from lab import OUTPUT, DaskCluster, Lab, open_lab, screenshot
 from PIL import Image
 from playwright.sync_api import Page, expect
@@ -98,15 +98,30 @@ def _open(page: Page, source: str, path: str, name: str) -> None:
 
 
 def _wait_for_page_theme(page: Page, name: str, theme: str) -> None:
-    """The page script has taken the theme (`dark` or the dashboard's `own`) and Bokeh has redrawn."""
-    pane_frame(page, name).wait_for_function(
+    """The page script has taken the theme (`dark` or the dashboard's `own`): it sets the mark and
+    recolours the document's models in one go, and Bokeh paints them in its next frames."""
+    frame = pane_frame(page, name)
+    frame.wait_for_function(
         "theme => document.documentElement.dataset.dashdockTheme === theme", arg=theme, timeout=15_000
     )
-    page.wait_for_timeout(1500)  # the script applies within a second; Bokeh redraws on the next frame
+    next_frames(frame)
 
 
 def _pixels(page: Page, name: str) -> Image.Image:
     return Image.open(io.BytesIO(pane(page, name).locator("iframe").screenshot())).convert("RGB")
+
+
+def _settled_pixels(page: Page, name: str) -> Image.Image:
+    """The pane's pixels once two screenshots in a row are the same: all it was sent is drawn."""
+    last = _pixels(page, name)
+
+    def settled() -> Image.Image | None:
+        nonlocal last
+        next_frames(pane_frame(page, name))
+        seen, last = last, _pixels(page, name)
+        return last if seen.tobytes() == last.tobytes() else None
+
+    return wait_until(settled, timeout=30)  # type: ignore[return-value]
 
 
 # The tasks a Task Stream holds: the rows of its data sources that have a duration column.
@@ -132,11 +147,10 @@ def test_dark_plot_keeps_the_colours_of_its_data(browser, lab: Lab, dask_cluster
     wait_until(lambda: stream.evaluate(_TASKS_DRAWN) >= 200, timeout=90)
     pane(page, "Task Stream").get_by_role("button", name="Pause").first.click()
     expect(pane(page, "Task Stream")).to_have_attribute("data-status", "paused")
-    page.wait_for_timeout(1500)  # what was in flight has been drawn
-    light = _pixels(page, "Task Stream")
+    light = _settled_pixels(page, "Task Stream")  # with what was in flight when it paused
     _set_theme(page, "JupyterLab Dark")
     _wait_for_page_theme(page, "Task Stream", "dark")
-    dark = _pixels(page, "Task Stream")
+    dark = _settled_pixels(page, "Task Stream")
     screenshot(page, "dark-task-stream")
     OUTPUT.mkdir(exist_ok=True)
     light.save(OUTPUT / "task-stream-frozen-light.png")
@@ -188,8 +202,8 @@ def test_dark_plot_text_and_legends_are_readable(browser, lab: Lab, dask_cluster
     page = open_lab(browser, lab, "dark-text")
     name = "Fine Performance Metrics"
     _open(page, source, "/individual-fine-performance-metrics", name)
-    page.wait_for_timeout(2000)
-    swatches_light = pane_frame(page, name).evaluate(_SWATCHES)
+    # Its legends once the metrics have come (the sample work runs on the cluster).
+    swatches_light = wait_until(lambda: pane_frame(page, name).evaluate(_SWATCHES), timeout=60)
     _set_theme(page, "JupyterLab Dark")
     _wait_for_page_theme(page, name, "dark")
     frame = pane_frame(page, name)
@@ -226,11 +240,10 @@ def test_fine_performance_metrics_fills_its_pane(browser, lab: Lab, dask_cluster
     frame.wait_for_function(
         "() => [...Bokeh.documents[0].all_models].some(m => m.sizing_mode === 'stretch_both')"
     )
-    page.wait_for_timeout(1500)
     frame_box = pane(page, name).locator("iframe").bounding_box()
-    # The lowest canvas Bokeh drew: the figures' bottom edge.
-    bottom = frame.evaluate(
-        """() => {
+    assert frame_box is not None
+    # The lowest canvas Bokeh drew: the figures' bottom edge, once Bokeh has laid them out again.
+    lowest_canvas = """() => {
           let lowest = 0;
           const walk = root => {
             for (const el of root.querySelectorAll('*')) {
@@ -241,9 +254,12 @@ def test_fine_performance_metrics_fills_its_pane(browser, lab: Lab, dask_cluster
           walk(document);
           return lowest;
         }"""
-    )
-    assert frame_box is not None
-    used = bottom / frame_box["height"]
-    print(f"Fine Performance Metrics uses {used:.0%} of its pane's height")
-    screenshot(page, "fine-performance-metrics-size")
-    assert used > 0.85
+
+    def used() -> float:
+        return frame.evaluate(lowest_canvas) / frame_box["height"]
+
+    try:
+        wait_until(lambda: used() > 0.85, timeout=30)
+    finally:
+        print(f"Fine Performance Metrics uses {used():.0%} of its pane's height")
+        screenshot(page, "fine-performance-metrics-size")
