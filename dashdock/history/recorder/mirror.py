@@ -13,6 +13,7 @@ their timing (mirror_timing.py), its task graph (mirror_graph.py) and its fine p
 
 from __future__ import annotations
 
+import asyncio
 import weakref
 from collections import deque
 from collections.abc import Mapping
@@ -76,13 +77,19 @@ class SchedulerMirror:
         self.cumulative_worker_metrics: dict[tuple[Any, ...], float] = {}
         self.extensions: dict[str, MirroredSpans] = {}
         self._viewers: dict[str, weakref.WeakSet[Any]] = {}  # plot path -> its pages' documents
+        # Set when a plot whose part is read only while watched gets its first page: the recorder
+        # reads the state then (run_recorder.py), not at its next tick, so the page opens with it.
+        self.read_soon = asyncio.Event()
         self.has_state = False  # whether the scheduler offered its state (the plots that need it)
         # Moves whenever anything here changes: a page redraws only when it has moved (plot_server.py).
         self.changes = 0
 
-    def viewing(self, path: str, doc: Any) -> None:
-        """A page of ``path`` draws from this mirror (until its Bokeh session ends)."""
+    def viewing(self, path: str, doc: Any) -> bool:
+        """A page of ``path`` draws from this mirror (until its Bokeh session ends); True when no
+        other page of it is open."""
+        first = not self.watched(path)
         self._viewers.setdefault(path, weakref.WeakSet()).add(doc)
+        return first
 
     def watched(self, path: str) -> bool:
         """Whether a page of ``path`` is open in a browser: what costs the scheduler more is asked
@@ -162,15 +169,25 @@ class SchedulerMirror:
         self.changes += 1
 
 
+# The pages a browser has been connected to: one that has not been yet is still opening.
+_CONNECTED: weakref.WeakSet[Any] = weakref.WeakSet()
+
+
 def seen(doc: Any) -> bool:
-    """Whether a browser is connected to the page ``doc`` (or about to: its session is being made).
-    Bokeh keeps a page's session a while after its last connection closed (a closed pane, a
-    reloaded one), redrawing it all the same: no one sees it, so it costs nothing here."""
+    """Whether a browser is connected to the page ``doc``, or about to be: its page was asked for
+    and its websocket is not open yet. Bokeh keeps a page's session a while after its last
+    connection closed (a closed pane, a reloaded one), redrawing it all the same: no one sees it,
+    so it costs nothing here."""
     context = doc.session_context
     if context is None or context.destroyed:
         return False
     session = getattr(context, "_session", None)  # Bokeh's ServerSession, once made
-    return session is None or session.connection_count > 0
+    if session is None:
+        return True
+    if session.connection_count > 0:
+        _CONNECTED.add(doc)
+        return True
+    return doc not in _CONNECTED
 
 
 class _MirroredProcess:

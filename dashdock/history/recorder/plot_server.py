@@ -37,6 +37,7 @@ from tornado.web import RequestHandler
 
 from dashdock.history.drawn import DRAWN, RUN_ARGUMENT, SECRET_HEADER
 from dashdock.history.recorder.mirror import SchedulerMirror, seen
+from dashdock.history.recorder.mirror_reader import WATCHED_PARTS
 
 # Dask's pages redraw every 100-500 ms; what they read here changes once a recorder tick (1 s).
 # A page looks twice a tick and redraws only when its mirror has changed: anything more would send
@@ -175,7 +176,9 @@ class PlotServer:
             _paced(doc, mirror)
             draw(mirror, {"prefix": "/"}, doc)
             _without_functions(doc)
-            mirror.viewing(path, doc)  # what the scheduler is asked for depends on what is watched
+            # What the scheduler is asked for depends on what is watched.
+            if mirror.viewing(path, doc) and path in WATCHED_PARTS.values():
+                mirror.read_soon.set()
             self._pages.setdefault(run_id, weakref.WeakSet()).add(doc)
 
         return page

@@ -203,8 +203,7 @@ class RunRecorder:
         try:
             while not self.stopping.is_set():
                 await self._tick_or_retry()
-                with contextlib.suppress(TimeoutError, asyncio.TimeoutError):
-                    await asyncio.wait_for(self.stopping.wait(), self.limits.tick)
+                await self._rest()
             # The tasks that finished since the last tick belong to the run too.
             with contextlib.suppress(SchedulerError):
                 await self.tick()
@@ -213,6 +212,25 @@ class RunRecorder:
             return str(e)
         finally:
             await self.scheduler.close()
+
+    async def _rest(self) -> None:
+        """Waits out the tick, or until stopped. Meanwhile, when a plot whose part of the state is
+        read only while watched gets its first page, reads the state at once: the page opens with
+        its groups (or graph, ...) instead of "Scheduler is empty." until the next tick."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.limits.tick
+        mirror, reader = self.mirror, self.mirror_reader
+        while not self.stopping.is_set() and (left := deadline - loop.time()) > 0:
+            waits = {asyncio.ensure_future(self.stopping.wait())}
+            if mirror is not None and reader is not None:
+                waits.add(asyncio.ensure_future(mirror.read_soon.wait()))
+            _, pending = await asyncio.wait(waits, timeout=left, return_when=asyncio.FIRST_COMPLETED)
+            for waiting in pending:
+                waiting.cancel()
+            if mirror is not None and reader is not None and mirror.read_soon.is_set():
+                mirror.read_soon.clear()
+                with contextlib.suppress(SchedulerError):  # the next tick says what went wrong
+                    await reader.read(self.ticks)
 
     async def _tick_or_retry(self) -> None:
         try:
