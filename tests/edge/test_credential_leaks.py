@@ -36,6 +36,14 @@ _ACCESS_RE = re.compile(r"^[0-9]{3} [A-Z]+ (/\S*)")
 _TOKEN_RE = re.compile(r"eyJ[A-Za-z0-9_\-]+(?:\.[A-Za-z0-9_\-]+)?")
 
 
+@pytest.fixture
+def dashdock_config() -> dict[str, Any]:
+    # Every page from the dashboard itself, where the credential goes. With drawn plots on, the
+    # recorder (which never sees the credential) would take over the Task Stream when its recording
+    # began, part-way through a test: the page the websocket check opens would not be the front's.
+    return {"draw_key_plots": False}
+
+
 @pytest.fixture(params=sorted(CREDENTIALS))
 def front(
     request: pytest.FixtureRequest, dashboard_port: int, jp_asyncio_loop: asyncio.AbstractEventLoop
