@@ -96,6 +96,25 @@ def wait_until(condition: Callable[[], object], timeout: float = 120.0) -> objec
         time.sleep(0.5)
 
 
+def set_theme(page: Page, theme: str) -> None:
+    """Switches the Lab to ``theme`` ("JupyterLab Light" or "JupyterLab Dark") and returns once its
+    colours are in force, not only its name: the Lab's background is light or dark."""
+    page.evaluate("theme => window.jupyterapp.commands.execute('apputils:change-theme', {theme})", theme)
+    light = theme == "JupyterLab Light"
+    page.wait_for_function(f"() => document.body.dataset.jpThemeLight === '{str(light).lower()}'")
+    page.wait_for_function(
+        """light => {
+            const probe = document.createElement('div');
+            probe.style.background = 'var(--jp-layout-color0)';
+            document.body.appendChild(probe);
+            const [r, g, b] = getComputedStyle(probe).backgroundColor.match(/[0-9.]+/g).map(Number);
+            probe.remove();
+            return (0.2126 * r + 0.7152 * g + 0.0722 * b > 128) === light;
+        }""",
+        arg=light,
+    )
+
+
 def next_frames(frame: Page | Frame, count: int = 2) -> None:
     """Returns once the page has begun ``count`` more animation frames: what was changed before
     is painted (Bokeh and the dock lay out and draw in animation frames)."""

@@ -13,7 +13,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from a11y import assert_accessible
-from helpers import SIDEBAR, add_source, open_sidebar, pane, plot_item
+from helpers import SIDEBAR, add_source, open_sidebar, pane, plot_item, set_theme
 from lab import DaskCluster, Lab, open_lab, screenshot
 from playwright.sync_api import Browser, Page, expect
 
@@ -148,22 +148,6 @@ def _ratio(text: list[int], background: list[int]) -> float:
     opaque = [float(c) for c in background[:3]]
     lighter, darker = sorted((luminance(blended), luminance(opaque)), reverse=True)
     return (lighter + 0.05) / (darker + 0.05)
-
-
-def _set_theme(page: Page, theme: str, light: bool) -> None:
-    page.evaluate(f"() => window.jupyterapp.commands.execute('apputils:change-theme', {{theme: '{theme}'}})")
-    # The theme's colours are in force, not only its name: the Lab's background is light or dark.
-    page.wait_for_function(
-        """light => {
-            const probe = document.createElement('div');
-            probe.style.background = 'var(--jp-layout-color0)';
-            document.body.appendChild(probe);
-            const [r, g, b] = getComputedStyle(probe).backgroundColor.match(/[0-9.]+/g).map(Number);
-            probe.remove();
-            return (0.2126 * r + 0.7152 * g + 0.0722 * b > 128) === light;
-        }""",
-        arg=light,
-    )
 
 
 def test_with_no_source_the_sidebar_says_what_to_do(browser: Browser, lab: Lab) -> None:
@@ -355,11 +339,11 @@ def test_sources_by_keyboard_selection_contrast_and_plot_errors(
     selected = ".jp-dashdock-Source.jp-mod-selected"
     light, light_before = _contrast(page, selected, f"{selected} .jp-dashdock-Source-name")
     screenshot(page, "sidebar-selected-light")
-    _set_theme(page, "JupyterLab Dark", light=False)
+    set_theme(page, "JupyterLab Dark")
     dark, dark_before = _contrast(page, selected, f"{selected} .jp-dashdock-Source-name")
     screenshot(page, "sidebar-selected-dark")
     assert_accessible(page, SIDEBAR)
-    _set_theme(page, "JupyterLab Light", light=True)
+    set_theme(page, "JupyterLab Light")
     print(f"\nselected source contrast: light {light_before:.2f} -> {light:.2f}, ", end="")
     print(f"dark {dark_before:.2f} -> {dark:.2f}")
     assert light >= 4.5 and dark >= 4.5, (light, dark)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 
-from helpers import next_frames, pane, pane_frame, wait_for_bokeh_plot, wait_until
+from helpers import next_frames, pane, pane_frame, set_theme, wait_for_bokeh_plot, wait_until
 from lab import OUTPUT, DaskCluster, Lab, open_lab, screenshot
 from PIL import Image
 from playwright.sync_api import Page, expect
@@ -83,12 +83,6 @@ def contrast(color: list[int], background: list[int]) -> float:
     return (lighter + 0.05) / (darker + 0.05)
 
 
-def _set_theme(page: Page, theme: str) -> None:
-    page.evaluate("theme => window.jupyterapp.commands.execute('apputils:change-theme', {theme})", theme)
-    light = "true" if theme == "JupyterLab Light" else "false"
-    page.wait_for_function(f"() => document.body.dataset.jpThemeLight === '{light}'")
-
-
 def _open(page: Page, source: str, path: str, name: str) -> None:
     page.evaluate(
         "([source, path]) => window.jupyterapp.commands.execute('dashdock:open-plot', {source, path})",
@@ -148,7 +142,7 @@ def test_dark_plot_keeps_the_colours_of_its_data(browser, lab: Lab, dask_cluster
     pane(page, "Task Stream").get_by_role("button", name="Pause").first.click()
     expect(pane(page, "Task Stream")).to_have_attribute("data-status", "paused")
     light = _settled_pixels(page, "Task Stream")  # with what was in flight when it paused
-    _set_theme(page, "JupyterLab Dark")
+    set_theme(page, "JupyterLab Dark")
     _wait_for_page_theme(page, "Task Stream", "dark")
     dark = _settled_pixels(page, "Task Stream")
     screenshot(page, "dark-task-stream")
@@ -193,7 +187,7 @@ def test_dark_plot_keeps_the_colours_of_its_data(browser, lab: Lab, dask_cluster
     print(f"data pixels compared: {compared}, same colour in dark: {same / max(compared, 1):.1%}")
     assert compared > 500, "too few task pixels to compare: is the sample work running?"
     assert same / compared > 0.97
-    _set_theme(page, "JupyterLab Light")
+    set_theme(page, "JupyterLab Light")
 
 
 def test_dark_plot_text_and_legends_are_readable(browser, lab: Lab, dask_cluster: DaskCluster) -> None:
@@ -204,7 +198,7 @@ def test_dark_plot_text_and_legends_are_readable(browser, lab: Lab, dask_cluster
     _open(page, source, "/individual-fine-performance-metrics", name)
     # Its legends once the metrics have come (the sample work runs on the cluster).
     swatches_light = wait_until(lambda: pane_frame(page, name).evaluate(_SWATCHES), timeout=60)
-    _set_theme(page, "JupyterLab Dark")
+    set_theme(page, "JupyterLab Dark")
     _wait_for_page_theme(page, name, "dark")
     frame = pane_frame(page, name)
     texts = frame.evaluate(_TEXT_ON_BACKGROUND)
@@ -222,7 +216,7 @@ def test_dark_plot_text_and_legends_are_readable(browser, lab: Lab, dask_cluster
     assert swatches_dark and dark_min >= light_min
 
     # Back to light: the dashboard's own colours again, without a reload.
-    _set_theme(page, "JupyterLab Light")
+    set_theme(page, "JupyterLab Light")
     _wait_for_page_theme(page, name, "own")
     legends = frame.evaluate(
         "() => [...Bokeh.documents[0].all_models].filter(m => 'items' in m && 'label_text_color' in m)"
