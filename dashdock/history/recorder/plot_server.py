@@ -125,11 +125,14 @@ class PlotServer:
     def start(self) -> None:
         from distributed.dashboard.scheduler import applications
 
+        from dashdock.history.recorder.groups_page import groups_page
+
         # Dask's and Bokeh's code, imported for good: no collection scans it again.
         gc.collect()
         gc.freeze()
         bokeh_document.gc = _CoalescedCollect(IOLoop.current())  # type: ignore[assignment]
-        apps = {path: Application(FunctionHandler(self._page(path, applications[path]))) for path in DRAWN}
+        pages = {**applications, "/individual-groups": groups_page()}  # see groups_page.py
+        apps = {path: Application(FunctionHandler(self._page(path, pages[path]))) for path in DRAWN}
         tornado_app = _RelativeResources(
             apps,
             prefix="/",
