@@ -20,6 +20,16 @@ def _relayed(lab: Lab, pane_id: str) -> tuple[int, int]:
     return sum(r["messages"] for r in relays), sum(r["bytes"] for r in relays)
 
 
+def _wait_until_silent(lab: Lab, pane_id: str) -> tuple[int, int]:
+    """Until no relay of the pane streams from the dashboard any more (a pause closed its side,
+    after the message in flight); returns its counters then."""
+    deadline = time.monotonic() + 20
+    while any(r["streaming"] for r in lab.api(f"dashdock/api/panes/{pane_id}")["relays"]):  # type: ignore[index]
+        assert time.monotonic() < deadline, "the pane's relay still streams"
+        time.sleep(0.2)
+    return _relayed(lab, pane_id)
+
+
 def _expect_status(page: Page, name: str, status: str, timeout: float = 15_000) -> None:
     """The pane says `status` (live, paused, suspended, reconnecting, gone), in its toolbar and tab."""
     expect(pane(page, name)).to_have_attribute("data-status", status, timeout=timeout)
@@ -65,9 +75,8 @@ def test_pause_freezes_and_resume_goes_live(browser: Browser, lab: Lab, dask_clu
 
     pane(page, "Task Stream").locator(".jp-dashdock-PaneStatus-pause").click()
     _expect_status(page, "Task Stream", "paused")
-    time.sleep(0.5)  # let a message already in flight land
-    frozen = _relayed(lab, pane_id)
-    time.sleep(3)
+    frozen = _wait_until_silent(lab, pane_id)
+    time.sleep(3)  # an observation window: nothing may arrive in it
     assert _relayed(lab, pane_id) == frozen, "a paused pane still received updates"
 
     pane(page, "Task Stream").locator(".jp-dashdock-PaneStatus-pause").click()
@@ -98,9 +107,8 @@ def test_hidden_pane_stops_streaming_and_resumes_when_shown(
     wait_for_bokeh_plot(page, "Progress")
     hidden_id = _pane_id(page, "Task Stream")
     _expect_status(page, "Task Stream", "suspended", timeout=20_000)
-    time.sleep(0.5)
-    frozen = _relayed(lab, hidden_id)
-    time.sleep(3)
+    frozen = _wait_until_silent(lab, hidden_id)
+    time.sleep(3)  # an observation window: nothing may arrive in it
     assert _relayed(lab, hidden_id) == frozen, "a hidden pane still received updates"
 
     page.locator(".lm-DockPanel-tabBar .lm-TabBar-tab", has_text="Task Stream").click()

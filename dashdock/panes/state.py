@@ -29,6 +29,7 @@ class RelayStats:
     started: float = field(default_factory=time.monotonic)
     messages: int = 0
     bytes: int = 0
+    streaming: bool = True  # the dashboard's side is open: False once a pause (or the end) closed it
 
 
 class PaneRelay:
@@ -83,6 +84,7 @@ class PaneRegistry:
                     "messages": relay.stats.messages,
                     "bytes": relay.stats.bytes,
                     "seconds": round(now - relay.stats.started, 3),
+                    "streaming": relay.stats.streaming,
                 }
                 for relay in relays
             ],

@@ -147,8 +147,11 @@ async def test_a_paused_pane_ends_the_dashboard_session_and_its_socket_stays_ope
     try:
         await connection.write_message("live")
         assert await read(connection) == "live"
+        assert [r["streaming"] for r in await pane_relays(jupyter)] == [True]
         await set_pane(jupyter, paused=True)
         assert await wait_for(recorder.websocket_closed), "the dashboard session is still open"
+        # The pane says so: nothing more can come from the dashboard.
+        assert [r["streaming"] for r in await pane_relays(jupyter)] == [False]
         frozen = await relayed(jupyter)
         await connection.write_message("while paused")
         answer = asyncio.ensure_future(connection.read_message())

@@ -155,6 +155,7 @@ class Tunnel:
         if not self._upstream_open:
             return
         self._upstream_open = False
+        self._stream_ended()
         self._upstream.close()
         self._resume_browser()
         if self._stopping:
@@ -259,12 +260,18 @@ class Tunnel:
         if not self._upstream_open:
             return
         self._upstream_open = False
+        self._stream_ended()
         scanner = self._from_browser
         if polite and scanner.at_frame_boundary and not scanner.close_seen:
             self._upstream.write(close_frame(1001, "", masked=True))
         self._upstream.close()
         self._linger(self._upstream)
         self._resume_browser()
+
+    def _stream_ended(self) -> None:
+        """Nothing more can reach the browser from the dashboard: say so in the pane's counters."""
+        if self._stats is not None:
+            self._stats.streaming = False
 
     def _close_browser(self, code: int, reason: str) -> None:
         """Send the browser a close frame if one fits between frames, else cut its socket.
