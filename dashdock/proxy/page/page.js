@@ -188,7 +188,9 @@ input, select, textarea { background: ${t.surface}; color: ${t.text}; }
   function apply() {
     for (const doc of documents()) {
       if (framed && doc.config && doc.config.notify_connection_status) {
-        doc.config.notify_connection_status = false;
+        // A change for this page only: synced, the dashboard's Bokeh server would refuse it as
+        // an unknown model and log the error for every pane opened.
+        doc.config.setv({ notify_connection_status: false }, { sync: false });
       }
       for (const model of doc.all_models) {
         if (theme) {
