@@ -25,7 +25,7 @@ from dashdock.clusters.manager import ClusterManager
 from dashdock.history import handlers as history_api
 from dashdock.history import views as history_views
 from dashdock.history.service import HistoryService
-from dashdock.history.settings import DEFAULT_RECORDER_MAX_MEMORY, HistorySettings
+from dashdock.history.settings import DEFAULT_PLOTS_WAIT, DEFAULT_RECORDER_MAX_MEMORY, HistorySettings
 from dashdock.notebook import handlers as notebook_api
 from dashdock.notebook.discovery import KernelClients
 from dashdock.notebook.environment import (
@@ -308,9 +308,18 @@ class DashdockApp(ExtensionApp):
     draw_key_plots = Bool(
         True,
         config=True,
-        help="Serve the Task Stream of recorded sources from the history recorder, drawn by Dask's "
-        "own code from the recorder's one connection, instead of opening a Bokeh session on the "
-        "scheduler for each pane. False: every pane is a session of the dashboard's own.",
+        help="Serve Dask's key plots of recorded sources (Task Stream, Progress, the worker plots, "
+        "Task Groups, ...) from the history recorder, drawn by Dask's own code from the recorder's "
+        "one connection, instead of opening a Bokeh session on the scheduler for each pane. False: "
+        "every pane is a session of the dashboard's own.",
+    )
+
+    draw_key_plots_wait = Float(
+        DEFAULT_PLOTS_WAIT,
+        min=0.0,
+        config=True,
+        help="Seconds a pane opened while its source's recording is still beginning waits for the "
+        "recorder to draw its plot; after that it opens the dashboard's own page. Default: 10.",
     )
 
     alerts_max_per_run = Int(
@@ -398,6 +407,7 @@ class DashdockApp(ExtensionApp):
             max_alerts=self.alerts_max_per_run,
             recorder_max_memory=self.history_recorder_max_memory,
             draw_plots=self.draw_key_plots,
+            plots_wait=self.draw_key_plots_wait,
         )
 
     def _recordable_schedulers(self) -> dict[str, str]:

@@ -9,7 +9,7 @@ import urllib.request
 from collections.abc import Callable
 
 from a11y import assert_accessible
-from helpers import PANE, open_sidebar, pane, plot_item, wait_for_bokeh_plot
+from helpers import PANE, open_sidebar, pane, pane_frame, plot_item, wait_for_bokeh_plot
 from lab import (
     TOKEN,
     DaskCluster,
@@ -21,6 +21,7 @@ from lab import (
     wait_for_lab,
 )
 from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 # The minPaneWidth / minPaneHeight defaults in schema/panes.json.
 MIN_WIDTH, MIN_HEIGHT = 320, 200
@@ -111,6 +112,16 @@ def test_nine_clicked_plots_leave_no_pane_below_the_minimum(
     # Every plot is still open: the ones past the minimum are tabs, one click away.
     for name in names:
         expect(pane(page, name or "")).to_have_count(1)
+    # Each plot on screen has its document (Exceptions is a table: no canvas to wait for).
+    for pane_id in _visible_pane_sizes(page):
+        name = page.locator(f"#{pane_id} iframe").get_attribute("title") or ""
+        frame = pane_frame(page, name)
+        try:
+            frame.wait_for_function("() => window.Bokeh?.documents[0]?.roots().length > 0", timeout=45_000)
+        except PlaywrightTimeoutError:
+            status = pane(page, name).locator(".jp-dashdock-PaneStatus").all_inner_texts()
+            body = frame.evaluate("() => document.body ? document.body.innerText.slice(0, 300) : ''")
+            raise AssertionError(f"{name!r} has no document: {status}, {frame.url}: {body!r}") from None
     screenshot(page, "nine-plots")
 
 

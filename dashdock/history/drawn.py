@@ -8,6 +8,8 @@ constants are the contract between the two processes.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from dataclasses import dataclass
 from urllib.parse import urlencode
 
@@ -72,32 +74,62 @@ class DrawnPlots:
         self._server: tuple[int, str] | None = None  # port, secret
         self._answered: set[str] = set()  # runs whose scheduler has answered the recorder
         self._with_state: set[str] = set()  # runs whose scheduler's state the recorder mirrors
+        self._asked: set[str] = set()  # runs whose scheduler was asked whether it offers its state
+        self._changed = asyncio.Event()  # set (and replaced) whenever what is drawn may have changed
 
     def serving(self, port: object, secret: object) -> None:
         """The recorder's ``plots`` event: its plot server listens on ``port``."""
         if isinstance(port, int) and not isinstance(port, bool) and isinstance(secret, str):
             self._server = (port, secret)
+            self._change()
 
     def stopped(self) -> None:
         """The recorder is gone, and its plot server with it."""
         self._server = None
         self._answered.clear()
         self._with_state.clear()
+        self._asked.clear()
+        self._change()
 
     def answered(self, run_id: str) -> None:
         self._answered.add(run_id)
+        self._change()
 
     def state(self, run_id: str, offered: bool) -> None:
-        """The recorder's ``state`` event: the run's state plots are drawn too, or (its scheduler's
-        handler failed) no longer."""
+        """The recorder's ``state`` event: the run's state plots are drawn too, or (its scheduler
+        does not offer its state, or its handler failed) not."""
+        self._asked.add(run_id)
         if offered:
             self._with_state.add(run_id)
         else:
             self._with_state.discard(run_id)
+        self._change()
 
     def ended(self, run_id: str) -> None:
         self._answered.discard(run_id)
         self._with_state.discard(run_id)
+        self._asked.discard(run_id)
+        self._change()
+
+    def pending(self, run_id: str, path: str) -> bool:
+        """Whether it is not known yet where the recorded run's ``path`` is drawn: the recorder
+        has not read the run's scheduler yet, or, for a plot drawn from the scheduler's state, has
+        not yet asked the scheduler whether it offers it."""
+        if not is_drawn(path):
+            return False
+        if run_id not in self._answered:
+            return True
+        # The recorder starts its plot server before its first read: none now means it could not.
+        return self._server is not None and _below(path, DRAWN_FROM_STATE) and run_id not in self._asked
+
+    async def change(self, timeout: float) -> None:
+        """Returns when what is drawn may have changed, or after ``timeout`` seconds."""
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(self._changed.wait(), timeout)
+
+    def _change(self) -> None:
+        self._changed.set()
+        self._changed = asyncio.Event()
 
     def drawn(self, run_id: str | None, path: str) -> DrawnPlot | None:
         """Where ``path`` of the run is drawn; None when the run is not one being drawn (not
@@ -106,7 +138,7 @@ class DrawnPlots:
         if server is None or run_id is None or run_id not in self._answered:
             return None
         drawable = DRAWN_FROM_STREAM + (DRAWN_FROM_STATE if run_id in self._with_state else ())
-        if not any(path == drawn or path.startswith(drawn + "/") for drawn in drawable):
+        if not _below(path, drawable):
             return None
         port, secret = server
         return DrawnPlot(port, urlencode({RUN_ARGUMENT: run_id}), (SECRET_HEADER, secret))
@@ -116,3 +148,13 @@ class DrawnPlots:
         found = self._registry.find(source_id)
         if found is not None:
             found.drawn = tuple(path for path in DRAWN if self.drawn(run_id, path) is not None)
+
+
+def is_drawn(path: str) -> bool:
+    """Whether ``path`` is a page (or below a page) of a plot the recorder may draw."""
+    return _below(path, DRAWN)
+
+
+def _below(path: str, plots: tuple[str, ...]) -> bool:
+    """Whether ``path`` is one of ``plots``' pages or below one (its websocket)."""
+    return any(path == plot or path.startswith(plot + "/") for plot in plots)

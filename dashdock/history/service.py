@@ -22,8 +22,9 @@ import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any, TypeVar
 
-from dashdock.history.drawn import DrawnPlot, DrawnPlots
+from dashdock.history.drawn import DrawnPlot, DrawnPlots, is_drawn
 from dashdock.history.model import Alert, Run
+from dashdock.history.periodic import Periodic
 from dashdock.history.service_store import ServedStore
 from dashdock.history.settings import HistorySettings
 from dashdock.history.store import HistoryStore
@@ -70,6 +71,7 @@ class HistoryService:
         self._stopping: set[str] = set()  # run ids the service asked to stop
         self._computation_seconds = 60.0  # the user's setting: a longer computation is an alert
         self._plots = DrawnPlots(registry)  # the recorder's plot server (draw_plots)
+        self._syncs = Periodic(SYNC_INTERVAL)  # _sync's loop; a page may ask for the next sync now
 
     @property
     def problem(self) -> str | None:
@@ -118,6 +120,28 @@ class HistoryService:
         Bokeh session on a scheduler already too busy to answer."""
         return self._plots.drawn(self._recording.get(source_id), path)
 
+    async def drawn_when_known(self, source_id: str, path: str) -> DrawnPlot | None:
+        """``drawn``, once it is known: a page asked for while the source's run is still beginning
+        waits for it (at most ``plots_wait`` seconds). Else the pane would open Dask's page, one
+        Bokeh session on the scheduler for as long as the pane stays open (with this Dask, a failing
+        Task Groups page), and a Lab restoring its panes as the server starts would open only those."""
+        if not self.settings.draw_plots or self._recorder.given_up or not is_drawn(path):
+            return self.drawn(source_id, path)
+        deadline = time.monotonic() + self.settings.plots_wait
+        synced = False
+        while (remaining := deadline - time.monotonic()) > 0:
+            run_id = self._recording.get(source_id)
+            if run_id is None:  # not recorded yet, or not at all: one sync decides
+                if synced or self._loop_task is None or not self._may_begin(source_id):
+                    break
+                synced = True
+                await self._syncs.next_run(remaining)
+            elif self._plots.pending(run_id, path):
+                await self._plots.change(remaining)
+            else:
+                break
+        return self.drawn(source_id, path)
+
     def _show_drawn(self, source_id: str) -> None:
         self._plots.show(source_id, self._recording.get(source_id))
 
@@ -142,7 +166,9 @@ class HistoryService:
 
     async def _run_forever(self) -> None:
         next_retention = 0.0
-        while True:
+
+        async def tick() -> None:
+            nonlocal next_retention
             try:
                 await self._sync()
                 if time.monotonic() >= next_retention:
@@ -150,7 +176,8 @@ class HistoryService:
                     await self._enforce_retention()
             except Exception:  # the loop must survive a bad tick; the next one tries again
                 self._log.exception("dashdock: history sync failed")
-            await asyncio.sleep(SYNC_INTERVAL)
+
+        await self._syncs.run_forever(tick)
 
     async def _sync(self) -> None:
         if self._reads.store is None or not await self._ensure_recorder():
@@ -193,6 +220,8 @@ class HistoryService:
             self._send({"op": "record", "run": run.to_store_json()})
 
     def _may_begin(self, source_id: str) -> bool:
+        if source_id in self._paused:
+            return False
         ended = self._ended.get(source_id)
         if ended is not None and time.monotonic() - ended < RETRY_AFTER:
             return False
@@ -274,7 +303,7 @@ class HistoryService:
             elif kind == "state":
                 offered = event.get("offered") is not False
                 self._plots.state(str(run_id), offered)
-                if not offered:
+                if not offered and event.get("message"):  # its handler failed (else: none offered)
                     self._log.warning(
                         "dashdock: %s: its plots are Dask's pages: %s", run_id, event.get("message")
                     )

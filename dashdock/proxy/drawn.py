@@ -36,12 +36,20 @@ class DrawnPlots(Protocol):
         """Where ``path`` of a source is served instead of its dashboard; None: at its dashboard."""
         ...
 
+    async def drawn_when_known(self, source_id: str, path: str) -> DrawnPlot | None:
+        """``drawn``, after waiting (bounded) while the source's recording is still beginning."""
+        ...
 
-def drawn_route(route: Route, plots: DrawnPlots | None) -> tuple[Route, DrawnPlot] | None:
-    """``route`` sent to the plot server when the source's plot at its path is drawn there."""
+
+async def drawn_route(route: Route, plots: DrawnPlots | None, page: bool) -> tuple[Route, DrawnPlot] | None:
+    """``route`` sent to the plot server when the source's plot at its path is drawn there. A
+    ``page`` (not its websocket, which follows the page it belongs to) waits until that is known."""
     if plots is None or route.source_id is None:
         return None
-    drawn = plots.drawn(route.source_id, route.path)
+    if page:
+        drawn = await plots.drawn_when_known(route.source_id, route.path)
+    else:
+        drawn = plots.drawn(route.source_id, route.path)
     if drawn is None:
         return None
     target = Target("http", LOOPBACK, drawn.port)

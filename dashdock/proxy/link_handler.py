@@ -41,8 +41,11 @@ class ProxyHandler(RelayHandler):
         self._refuse_service_worker()
         segment, below = self._path_below("dashdock/proxy/")
         self._segment, self._below = segment, below
-        self._route = self._resolve_route(
-            segment, url_path_join(self.base_url, "dashdock/proxy", segment), "/" + below
+        self._route = await self._resolve_route(
+            segment,
+            url_path_join(self.base_url, "dashdock/proxy", segment),
+            "/" + below,
+            page=False,  # a page here is only redirected to its view URL, which waits
         )
 
     async def get(self, *args: Any, **kwargs: Any) -> None:

@@ -94,9 +94,10 @@ class RelayHandler(DomainErrors, JupyterHandler):
         segment, _, below = raw_path[len(root_prefix) :].partition("/")
         return segment, below
 
-    def _resolve_route(self, segment: str, proxy_prefix: str, path: str) -> Route:
+    async def _resolve_route(self, segment: str, proxy_prefix: str, path: str, page: bool) -> Route:
+        """Where ``path`` goes; a ``page`` a pane shows waits until it is known where it is drawn."""
         route = resolve_route(self._registry, self._allowlist, segment, proxy_prefix, path)
-        drawn = drawn_route(route, self._plots)
+        drawn = await drawn_route(route, self._plots, page)
         if drawn is None:
             return route
         route, self._drawn = drawn

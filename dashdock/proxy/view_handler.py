@@ -83,8 +83,11 @@ class ViewHandler(RelayHandler):
             raise NotAllowed("This view link belongs to another user.")
         if self.request.method not in ("GET", "HEAD") and not self.check_origin():
             raise NotAllowed("A request from another site is refused.")
-        self._route = self._resolve_route(
-            segment, url_path_join(self.base_url, "dashdock/view", segment, capability), "/" + rest
+        self._route = await self._resolve_route(
+            segment,
+            url_path_join(self.base_url, "dashdock/view", segment, capability),
+            "/" + rest,
+            page=not self._is_upgrade,
         )
 
     def _may_renew(self) -> bool:

@@ -50,6 +50,7 @@ class MirrorReader:
         self.offered = False
         self.shown = False  # the "state" event was emitted: its plots are drawn here
         self.failed = False
+        self.asked = False  # whether the scheduler was asked yet whether it offers its state
 
     async def read(self, tick: int) -> None:
         """One tick's read; raises SchedulerError when the scheduler cannot be asked at all."""
@@ -60,6 +61,9 @@ class MirrorReader:
                 return
             self.offered = await self.scheduler.offers_plot_state()
             if not self.offered:
+                if not self.asked:  # the server need not wait for its state plots any longer
+                    self.emit({"event": "state", "run_id": self.run_id, "offered": False})
+                self.asked = True
                 return
         parts = [part for part, path in WATCHED_PARTS.items() if self.mirror.watched(path)]
         try:
