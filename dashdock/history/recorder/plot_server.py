@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import hmac
+import logging
 import secrets
 import weakref
 from collections.abc import Callable
@@ -39,6 +40,8 @@ from dashdock.history.drawn import DRAWN, RUN_ARGUMENT, SECRET_HEADER
 from dashdock.history.recorder.mirror import SchedulerMirror, seen
 from dashdock.history.recorder.mirror_reader import WATCHED_PARTS
 
+log = logging.getLogger("dashdock.recorder")  # its stderr is the Jupyter server's
+
 # Dask's pages redraw every 100-500 ms; what they read here changes once a recorder tick (1 s).
 # A page looks twice a tick and redraws only when its mirror has changed: anything more would send
 # the browser the same numbers again, at the cost of this process's CPU and the browser's, which
@@ -48,6 +51,7 @@ MIN_REDRAW_MS = 500
 # pane closed, all expired pages together): 24 closed panes cost this process 2.4 s of CPU, on the
 # cores the workers use. One collection that long after the first does the same work once.
 COLLECT_AFTER_S = 1.0
+FAILED_PAGE = "dashdock could not draw this plot from the recording (see the server log); reload the pane."
 
 
 class _CoalescedCollect:
@@ -177,7 +181,11 @@ class PlotServer:
                 doc.add_root(Div(text="This recording has ended; reload the pane."))
                 return
             _paced(doc, mirror)
-            draw(mirror, {"prefix": "/"}, doc)
+            try:
+                draw(mirror, {"prefix": "/"}, doc)
+            except Exception:  # Dask's page function, on a state it may not expect
+                _failed(doc, path)
+                return
             _without_functions(doc)
             # What the scheduler is asked for depends on what is watched.
             if mirror.viewing(path, doc) and path in WATCHED_PARTS.values():
@@ -185,6 +193,16 @@ class PlotServer:
             self._pages.setdefault(run_id, weakref.WeakSet()).add(doc)
 
         return page
+
+
+def _failed(doc: Document, path: str) -> None:
+    """Dask's page function raised: the pane says so instead of a bare "500" (Bokeh's answer when
+    a page function raises), and the server log has the traceback."""
+    log.exception("dashdock: the recorder could not draw %s", path)
+    for callback in list(doc.session_callbacks):
+        doc.callbacks.remove_session_callback(callback)
+    doc.clear()
+    doc.add_root(Div(text=FAILED_PAGE))
 
 
 def _without_functions(doc: Document) -> None:
