@@ -194,6 +194,8 @@ async def test_jupyter_credentials_never_reach_the_dashboard(
     assert seen[1].body == b"field=value"
 
 
+# The dashboard's own Bokeh server: with drawn plots on, the page would wait for the recorder's.
+@pytest.mark.parametrize("dashdock_config", [{"draw_key_plots": False}])
 async def test_a_bokeh_session_through_the_proxy_carries_no_jupyter_credentials(
     jupyter: Jupyter, dashboard_url: str, jp_serverapp: Any
 ) -> None:
