@@ -443,19 +443,22 @@ class DashdockApp(ExtensionApp):
         self.handlers.extend(history_views.routes(self.history_service, page_script(), defer_scripts))
         self.handlers.extend(alert_api.routes(self.history_service, self.registry, max_body))
         self.session_tokens = SessionTokens()
+        websockets = WebSocketRelay(
+            self.panes,
+            self.registry.note_lost,
+            self.registry.note_moved,
+            connect_timeout=self.connect_timeout,
+            read_timeout=self.read_timeout,
+            max_message=self.websocket_max_message_size,
+        )
+        self.history_service.when_drawn(websockets.drawn_now)
         services = ProxyServices(
             registry=self.registry,
             client=self.client,
             allowlist=self.allowlist,
             settings=ProxySettings(connect_timeout=self.connect_timeout, read_timeout=self.read_timeout),
             bokeh_js=self.bokeh_js,
-            websockets=WebSocketRelay(
-                self.panes,
-                self.registry.note_lost,
-                connect_timeout=self.connect_timeout,
-                read_timeout=self.read_timeout,
-                max_message=self.websocket_max_message_size,
-            ),
+            websockets=websockets,
             capabilities=Capabilities(self.view_link_lifetime),
             tokens=self.session_tokens,
             drawn=self.history_service,

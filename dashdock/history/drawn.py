@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from urllib.parse import urlencode
 
@@ -76,6 +77,8 @@ class DrawnPlots:
         self._with_state: set[str] = set()  # runs whose scheduler's state the recorder mirrors
         self._asked: set[str] = set()  # runs whose scheduler was asked whether it offers its state
         self._changed = asyncio.Event()  # set (and replaced) whenever what is drawn may have changed
+        # Told the plots of a source drawn now (the proxy's WebSocketRelay.drawn_now).
+        self.on_drawn: Callable[[str, tuple[str, ...]], None] | None = None
 
     def serving(self, port: object, secret: object) -> None:
         """The recorder's ``plots`` event: its plot server listens on ``port``."""
@@ -144,10 +147,14 @@ class DrawnPlots:
         return DrawnPlot(port, urlencode({RUN_ARGUMENT: run_id}), (SECRET_HEADER, secret))
 
     def show(self, source_id: str, run_id: str | None) -> None:
-        """Tell the source which of its plots are drawn now (the sidebar and its panes say so)."""
+        """Tell the source which of its plots are drawn now (the sidebar and its panes say so),
+        and the proxy, whose panes still on the dashboard's page of one of them then move."""
+        drawn = tuple(path for path in DRAWN if self.drawn(run_id, path) is not None)
         found = self._registry.find(source_id)
         if found is not None:
-            found.drawn = tuple(path for path in DRAWN if self.drawn(run_id, path) is not None)
+            found.drawn = drawn
+        if drawn and self.on_drawn is not None:
+            self.on_drawn(source_id, drawn)
 
 
 def is_drawn(path: str) -> bool:

@@ -142,6 +142,10 @@ class HistoryService:
                 break
         return self.drawn(source_id, path)
 
+    def when_drawn(self, callback: Callable[[str, tuple[str, ...]], None]) -> None:
+        """Call ``callback(source_id, paths)`` whenever the plots at ``paths`` of a source are drawn."""
+        self._plots.on_drawn = callback
+
     def _show_drawn(self, source_id: str) -> None:
         self._plots.show(source_id, self._recording.get(source_id))
 

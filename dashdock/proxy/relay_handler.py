@@ -339,6 +339,8 @@ class RelayHandler(DomainErrors, JupyterHandler):
             headers=headers,
             pane_id=pane_id if is_pane_id(pane_id) else None,
             source_id=self._route.source_id,
+            path=self._route.path,
+            drawn=self._drawn is not None,
         )
         await self._websockets.open(request, self._accept_upgrade)
 

@@ -57,7 +57,7 @@ class Source:
     kind: str  # "url" (added by a user), "cluster" (managed), "kernel" (a notebook's client)
     dashboard: DashboardURL
     health: Health = field(default_factory=Health)
-    lost: int = 0  # how often an open plot lost its dashboard connection (a restart, a crash)
+    lost: int = 0  # how often an open plot lost its dashboard connection (a restart, a crash, a move)
     warning: str = ""  # for people: the last change to this source could not be saved
     alerts: bool = True  # whether its alerts notify (muted from the sidebar: still recorded)
     credentials: dict[str, str] | None = None  # {"kind", "name"} when the server keeps some for it

@@ -337,6 +337,13 @@ class SourceRegistry:
             source.lost += 1
             self._mark(source, "down", "The connection to the dashboard was lost.")
 
+    def note_moved(self, source_id: str) -> None:
+        """A pane's relay was ended because dashdock serves its plot now: the source's panes load
+        again, as after a loss, while the source stays up."""
+        source = self._sources.get(source_id)
+        if source is not None:
+            source.lost += 1
+
     def _mark_failed(self, source: Source, exc: UpstreamError) -> None:
         if exc.status in LOCKED:
             held = (

@@ -19,7 +19,7 @@ reported (``on_lost``), so panes can tell "reconnecting" from "live".
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from tornado.iostream import IOStream, StreamClosedError
@@ -46,6 +46,8 @@ class RelayRequest:
     headers: Mapping[str, str]  # the browser's headers that may go upstream
     pane_id: str | None  # the pane it feeds, for pause and throttle
     source_id: str | None  # the source it reaches, told when the dashboard goes away
+    path: str = "/"  # below the dashboard's root: which plot's websocket it is
+    drawn: bool = False  # to dashdock's plot server (proxy/drawn.py), not to the dashboard
 
 
 class WebSocketRelay:
@@ -55,6 +57,7 @@ class WebSocketRelay:
         self,
         panes: PaneRegistry,
         on_lost: Callable[[str], None],
+        on_moved: Callable[[str], None],
         *,
         connect_timeout: float,
         read_timeout: float,
@@ -62,9 +65,12 @@ class WebSocketRelay:
     ) -> None:
         self._panes = panes
         self._on_lost = on_lost
+        self._on_moved = on_moved
         self._connect_timeout = connect_timeout
         self._read_timeout = read_timeout
         self._max_message = max_message
+        # source id -> the panes' relays to its dashboard, by path: moved once dashdock draws the plot
+        self._to_dashboards: dict[str, dict[Tunnel, str]] = {}
 
     async def open(self, request: RelayRequest, accept: AcceptUpgrade) -> None:
         # The upgrade gets the same bounds as an HTTP request (504, never a hang).
@@ -100,14 +106,40 @@ class WebSocketRelay:
     def _tunnel(self, upstream: UpstreamProtocol, request: RelayRequest) -> Tunnel:
         panes, pane_id, source_id = self._panes, request.pane_id, request.source_id
         relay = PaneRelay(pane_id, source_id, lambda new: tunnel.set_state(new)) if pane_id else None
+        movable = relay is not None and source_id is not None and not request.drawn
+
+        def closed() -> None:
+            if relay is not None:
+                panes.detach(relay)
+            if movable and source_id is not None:
+                relays = self._to_dashboards.get(source_id, {})
+                relays.pop(tunnel, None)
+                if not relays:
+                    self._to_dashboards.pop(source_id, None)
+
         tunnel = Tunnel(
             upstream,
             max_message=self._max_message,
             state=panes.state(pane_id) if pane_id else PaneState(),
             stats=relay.stats if relay is not None else None,
             on_lost=lambda: self._on_lost(source_id) if source_id is not None else None,
-            on_closed=lambda: panes.detach(relay) if relay is not None else None,
+            on_closed=closed,
         )
         if relay is not None:
             panes.attach(relay)
+        if movable and source_id is not None:
+            self._to_dashboards.setdefault(source_id, {})[tunnel] = request.path
         return tunnel
+
+    def drawn_now(self, source_id: str, paths: Collection[str]) -> None:
+        """dashdock draws these plots of the source now: a pane still on the dashboard's page of
+        one (opened before that was known) is a Bokeh session on the scheduler, and its status says
+        "dashdock". Its relay ends, and ``on_moved`` has the source's panes load their pages again,
+        this time from dashdock's plot server."""
+        moved = [
+            tunnel.move()
+            for tunnel, path in list(self._to_dashboards.get(source_id, {}).items())
+            if any(path == plot or path.startswith(plot + "/") for plot in paths)
+        ]
+        if any(moved):
+            self._on_moved(source_id)

@@ -255,6 +255,17 @@ class Tunnel:
 
     # -- closing ------------------------------------------------------------------------------
 
+    def move(self) -> bool:
+        """The plot is served elsewhere now: end both sides, without reporting the dashboard lost
+        (the caller says the pane should load again). False when there was nothing to end: a paused
+        relay has ended its dashboard's side already."""
+        if not self._upstream_open or self._browser_gone:
+            return False
+        self._lost_noted = True  # not lost: moved
+        self._end_upstream(polite=True)
+        self._close_browser(1012, "the plot moved")  # 1012: service restart, come back
+        return True
+
     def _end_upstream(self, *, polite: bool) -> None:
         """Close the dashboard's side ourselves: with a close frame (going away) when one fits."""
         if not self._upstream_open:
