@@ -13,7 +13,9 @@ and written through a transport of its own (tornado_stream.py).
 Each relay registers with the pane it feeds, so a pane can be paused (the upstream session is
 closed and nothing more reaches the browser; the plot stays as it was) or throttled (what arrives
 is delivered in order, every N seconds). A dashboard that goes away under an open relay is
-reported (``on_lost``), so panes can tell "reconnecting" from "live".
+reported (``on_lost``), so panes can tell "reconnecting" from "live". A pane's relay to a
+dashboard's page of a plot that dashdock has begun to draw is ended (``drawn_now``) and reported
+moved (``on_moved``), so the pane loads dashdock's page instead.
 """
 
 from __future__ import annotations
