@@ -41,6 +41,31 @@ def is_damage(exc: sqlite3.Error) -> bool:
     return type(exc) is sqlite3.DatabaseError
 
 
+def quick_check(path: Path, seconds: float) -> str | None:
+    """What SQLite's ``quick_check`` finds wrong in the database at ``path``, in one line; None when
+    it finds nothing, or has not finished within ``seconds`` (a huge file must not stall a start).
+
+    Read-only, so the file and its WAL are left as they were: a read-write connection's close would
+    checkpoint a damaged file's WAL into it, and the WAL must go aside with it. Raises
+    ``sqlite3.DatabaseError`` when SQLite cannot read the file at all."""
+    deadline = time.monotonic() + seconds
+    try:
+        db = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True, timeout=seconds)
+    except sqlite3.OperationalError:
+        return None  # cannot be opened read-only here: the read-write open says why
+    try:
+        db.set_progress_handler(lambda: time.monotonic() > deadline, 10_000)
+        found = [str(row[0]) for row in db.execute("PRAGMA quick_check(10)").fetchall()]
+    except sqlite3.OperationalError:
+        return None  # interrupted (out of time), or locked: not known to be damaged
+    finally:
+        db.close()
+    if found == ["ok"]:
+        return None
+    line = " ".join(" ".join(found).split())
+    return "SQLite's check found: " + (line if len(line) <= 300 else line[:299] + "…")
+
+
 def _aside_names(path: Path, label: str) -> Iterator[Path]:
     stamp = time.strftime("%Y%m%d-%H%M%S")
     for attempt in range(1, 100):

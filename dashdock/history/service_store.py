@@ -4,6 +4,10 @@ The server answers requests before its extensions have finished starting: a requ
 while the store is being opened waits for it (``OPEN_WAIT``) rather than hear "turned off". Every
 read runs in a worker thread, so the store is never read on the server's event loop. The
 recorder process, and what it records, are the service's (service.py).
+
+A store found damaged while read ("database disk image is malformed") is set aside and a fresh one
+opened, as opening does; the request answers a JSON error saying so, and ``problem`` keeps saying
+it for GET history.
 """
 
 from __future__ import annotations
@@ -11,19 +15,22 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import sqlite3
 import time
 from collections.abc import AsyncIterator, Callable, Collection, Iterator
 from pathlib import Path
-from typing import TypeVar
+from typing import ParamSpec, TypeVar
 
-from dashdock.errors import NotFound, Unavailable
+from dashdock.errors import Failed, NotFound, Unavailable
 from dashdock.history.model import Alert, Run
 from dashdock.history.store import HistoryStore
+from dashdock.sqlite import is_damage
 
 # How long a request waits for the store while the server opens it at its start.
 OPEN_WAIT = 30.0
 
 T = TypeVar("T")
+P = ParamSpec("P")
 
 
 class ServedStore:
@@ -37,6 +44,7 @@ class ServedStore:
         self.problem: str | None = None  # why the store cannot be read, for the user
         # Set once the service's start() is done (the store opened, or found it cannot be).
         self._started = asyncio.Event()
+        self._replacing = asyncio.Lock()  # one request replaces a store found damaged
 
     async def open(self) -> bool:
         """Open the store in a thread; False when it cannot be (``problem`` says why)."""
@@ -46,9 +54,35 @@ class ServedStore:
             self.problem = f"The history store {self.path} cannot be opened: {exc}"
             self._log.warning("dashdock: %s", self.problem)
             return False
-        if self.store.warning:
+        if self.store.warning:  # a damaged file was moved aside: the user is told too
+            self.problem = self.store.warning
             self._log.warning("dashdock: %s", self.store.warning)
         return True
+
+    async def _in_thread(self, call: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+        """``call`` in a worker thread; an SQLite error becomes one for people (and damage is mended)."""
+        try:
+            return await asyncio.to_thread(call, *args, **kwargs)
+        except sqlite3.Error as exc:
+            if isinstance(exc, sqlite3.DatabaseError) and is_damage(exc):
+                raise await self._damaged(exc) from exc
+            raise Failed(f"The history store {self.path} could not be read: {exc}") from exc
+
+    async def _damaged(self, exc: sqlite3.Error) -> Failed:
+        """The store read damaged: moved aside and a fresh one opened (once, however many requests
+        saw it); the error the request answers."""
+        damaged = self.store
+        async with self._replacing:
+            if damaged is not None and self.store is damaged:
+                self._log.warning("dashdock: the history store %s is damaged: %s", self.path, exc)
+                try:
+                    self.store = await asyncio.to_thread(damaged.replaced, str(exc))
+                    self.problem = self.store.warning
+                except OSError as error:
+                    self.store = None
+                    self.problem = f"The history store {self.path} is damaged and cannot be replaced: {error}"
+                self._log.warning("dashdock: %s", self.problem)
+        return Failed(self.problem or f"The history store {self.path} is damaged ({exc}).")
 
     def started(self) -> None:
         """The service has started: requests stop waiting for the store."""
@@ -79,15 +113,15 @@ class ServedStore:
     async def enforce_retention(self, max_bytes: int, max_age: float) -> list[str]:
         """Delete the oldest runs beyond the size and age limits; the ids of those deleted."""
         store = await self.require()
-        return await asyncio.to_thread(store.enforce_retention, max_bytes, max_age, time.time())
+        return await self._in_thread(store.enforce_retention, max_bytes, max_age, time.time())
 
     async def runs(self) -> list[Run]:
         store = await self.require()
-        return await asyncio.to_thread(store.runs)
+        return await self._in_thread(store.runs)
 
     async def alerts(self, source: str | None, since: float | None, limit: int) -> list[Alert]:
         store = await self.require()
-        return await asyncio.to_thread(store.alerts, source, since, limit)
+        return await self._in_thread(store.alerts, source, since, limit)
 
     async def find(self, run_or_source_id: str) -> Run:
         """A run by its id, or the newest run of a source (a live source's run goes by the source's id)."""
@@ -102,19 +136,19 @@ class ServedStore:
 
     async def delete_run(self, run_id: str) -> None:
         store = await self.require()
-        await asyncio.to_thread(store.delete_run, run_id)
+        await self._in_thread(store.delete_run, run_id)
 
     async def read(self, produce: Callable[[HistoryStore], T]) -> T:
         """Run a reading function against the store in a worker thread."""
         store = await self.require()
-        return await asyncio.to_thread(produce, store)
+        return await self._in_thread(produce, store)
 
     async def stream(self, produce: Callable[[HistoryStore], Iterator[bytes]]) -> AsyncIterator[bytes]:
         """The chunks of an export, each made in a worker thread; stops when the consumer does."""
         store = await self.require()
         chunks = produce(store)
         try:
-            while (chunk := await asyncio.to_thread(next, chunks, None)) is not None:
+            while (chunk := await self._in_thread(next, chunks, None)) is not None:
                 yield chunk
         finally:
             close = getattr(chunks, "close", None)

@@ -16,6 +16,7 @@ compute span (most tasks). Every method blocks on file I/O: the server calls the
 from __future__ import annotations
 
 import fcntl
+import os
 import sqlite3
 import threading
 from collections.abc import Iterator
@@ -32,6 +33,7 @@ from dashdock.sqlite import (
     is_damage,
     move_aside,
     moved_aside_note,
+    quick_check,
 )
 
 # A writer waits this long for another's transaction (retention deletes in bounded chunks, so only a
@@ -42,6 +44,8 @@ BUSY_TIMEOUT = 30.0
 DELETE_CHUNK = 20_000
 # Idle connections kept for reuse across calls and threads.
 POOL_SIZE = 4
+# Opening checks an existing file for damage (SQLite's quick_check) for at most this long.
+CHECK_SECONDS = 5.0
 _LOST = " and a new one started; the runs it held are not shown."
 
 
@@ -60,6 +64,7 @@ class HistoryStore(StoreWrites, StoreReads):
         self.max_text = max_text
         self.delete_chunk = delete_chunk
         self.warning: str | None = None  # set by open() when a damaged file was moved aside
+        self._file: tuple[int, int] | None = None  # (device, inode) of the file opened
         self._pool: list[sqlite3.Connection] = []
         self._pool_lock = threading.Lock()
         self._names: dict[tuple[int, str], int] = {}  # the writer's cache of names' ids
@@ -67,9 +72,13 @@ class HistoryStore(StoreWrites, StoreReads):
     # -- opening -----------------------------------------------------------------------------
 
     @classmethod
-    def open(cls, path: Path, **options: int) -> HistoryStore:
-        """The store at ``path``, created with its schema if missing. A file SQLite cannot read is
-        moved aside as ``<name>.damaged-<time>`` and a fresh store made (``warning`` says so).
+    def open(
+        cls, path: Path, *, damaged: tuple[tuple[int, int] | None, str] | None = None, **options: int
+    ) -> HistoryStore:
+        """The store at ``path``, created with its schema if missing. A file SQLite cannot read, or
+        whose quick_check fails, is moved aside as ``<name>.damaged-<time>`` with its WAL and a fresh
+        store made (``warning`` says so). ``damaged``: the file (as ``_file``) found damaged in use
+        and why, moved aside unless another process has replaced it already.
         Raises ``HistoryStoreError`` when no store can be used there."""
         store = cls(path, **options)
         try:
@@ -79,16 +88,33 @@ class HistoryStore(StoreWrites, StoreReads):
             with open(path.with_name(path.name + ".lock"), "a") as lock:
                 fcntl.flock(lock, fcntl.LOCK_EX)
                 try:
+                    if damaged is not None and damaged[0] is not None and _identity(path) == damaged[0]:
+                        raise Damaged(damaged[1])
                     store._prepare()
                 except Damaged as exc:
                     aside = move_aside(path, "damaged", ("-wal", "-shm"))
                     store.warning = moved_aside_note("history store", path, str(exc), aside, _LOST)
                     store._prepare()
+                store._file = _identity(path)
         except (OSError, sqlite3.Error, Damaged) as exc:
             store.close()
             raise HistoryStoreError(f"{path}: {exc}") from exc
-        store._finish_deletes()
+        try:
+            store._finish_deletes()
+        except sqlite3.Error as exc:  # damage the check did not see (it may have run out of time)
+            store.close()
+            if not is_damage(exc) or damaged is not None:
+                raise HistoryStoreError(f"{path}: {exc}") from exc
+            return cls.open(path, damaged=(store._file, str(exc)), **options)
         return store
+
+    def replaced(self, reason: str) -> HistoryStore:
+        """This store found damaged in use (``reason``): closed, its file moved aside (unless another
+        process replaced it already) and a fresh store opened; its ``warning`` says what happened."""
+        self.close()
+        return type(self).open(
+            self.path, damaged=(self._file, reason), max_text=self.max_text, delete_chunk=self.delete_chunk
+        )
 
     def _prepare(self) -> None:
         # Created here with a private mode (SQLite would use 0644; its WAL files copy the database's).
@@ -96,6 +122,9 @@ class HistoryStore(StoreWrites, StoreReads):
         if has_foreign_header(self.path):
             raise Damaged("it is not a SQLite database")
         try:
+            # Checked first, read-only: a truncated file opens and lists its runs, then fails every read.
+            if self.path.stat().st_size and (found := quick_check(self.path, CHECK_SECONDS)):
+                raise Damaged(found)
             db = self._connect(wal=False)
             try:
                 version = db.execute("PRAGMA user_version").fetchone()[0]
@@ -257,3 +286,11 @@ class HistoryStore(StoreWrites, StoreReads):
             db.execute("PRAGMA incremental_vacuum")
             with suppress(sqlite3.OperationalError):  # a reader holds the WAL: truncated next time
                 db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    try:
+        found = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return found.st_dev, found.st_ino
