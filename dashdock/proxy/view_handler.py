@@ -15,7 +15,7 @@ from jupyter_server.utils import ensure_async, url_path_join
 
 from dashdock.errors import NotAllowed
 from dashdock.proxy.bokehjs.serve import IMMUTABLE, StaticAsset
-from dashdock.proxy.capabilities import Verdict
+from dashdock.proxy.capabilities import Check, Verdict
 from dashdock.proxy.navigation import started_elsewhere
 from dashdock.proxy.page.deferral import defer_scripts
 from dashdock.proxy.page.script import (
@@ -43,13 +43,22 @@ except ImportError:  # jupyter_server < 2.13 leaves authentication to each handl
 _PAGE_SCRIPT = StaticAsset("page.js", page_script_version(), page_script(), {"gzip": page_script_gzipped()})
 
 
+_SPENT = "This view link was used by its page already; open the plot again from JupyterLab."
+
+
+def _is_public_asset(path: str) -> bool:
+    """BokehJS, Dask's and dashdock's page scripts: the same for every page and every user."""
+    return path == PAGE_SCRIPT_PATH or path.startswith(("/static/", "/statics/"))
+
+
 class ViewHandler(RelayHandler):
     """``dashdock/view/{target}/{capability}/{path}``: a dashboard's pages, in an opaque origin.
 
     The capability, not Jupyter's cookie, authenticates: a proxied page cannot send the user's
     credentials. A cookie that does come along must belong to the user the capability was minted
     for. An expired capability is renewed for a top-level or frame navigation by a signed-in user
-    (a tab left open for hours, a server restart), and refused otherwise.
+    (a tab left open for hours, a server restart), and refused otherwise. A capability serves one
+    page load: its first websocket spends it (capabilities.py).
     """
 
     async def prepare(self) -> None:  # type: ignore[override]
@@ -61,13 +70,20 @@ class ViewHandler(RelayHandler):
         capability, _, rest = below.partition("/")
         check = self._capabilities.check(capability, segment)
         user = self.current_user
-        if check.verdict is not Verdict.VALID:
-            if self._may_renew() and user is not None:
+        # A page load whose websocket is open already: its link serves the page's public scripts,
+        # and a navigation of the user's own (a link clicked in the page, a reload) gets a new one.
+        spent = self._capabilities.spent(check) and not _is_public_asset("/" + rest)
+        if check.verdict is not Verdict.VALID or spent:
+            if user is not None and (self._may_renew() or (spent and self._navigates_own_page(check))):
                 if await ensure_async(self.authorizer.is_authorized(self, user, "read", self.auth_resource)):
                     self.set_header("Cache-Control", "no-store")
                     self.set_header("Referrer-Policy", "no-referrer")
                     self.redirect(self._view_url(segment, rest), status=302)
                     return
+            if spent:
+                raise NotAllowed(
+                    "This view link was used by its page already; open the plot again from JupyterLab."
+                )
             if check.verdict is Verdict.EXPIRED:
                 raise NotAllowed("This view link has expired; open the plot again from JupyterLab.")
             raise NotAllowed("This is not a valid view link; open the plot from JupyterLab.")
@@ -81,8 +97,13 @@ class ViewHandler(RelayHandler):
             and self._capabilities.user_tag(user.username) != check.user_tag
         ) or (user is None and "Authorization" in self.request.headers):
             raise NotAllowed("This view link belongs to another user.")
-        if self.request.method not in ("GET", "HEAD") and not self.check_origin():
+        if (self._is_upgrade or self.request.method not in ("GET", "HEAD")) and not self.check_origin():
             raise NotAllowed("A request from another site is refused.")
+        # A page load connects once: a second websocket with its link is someone else's.
+        if self._is_upgrade and not self._capabilities.spend(check):
+            raise NotAllowed(
+                "This view link was used by its page already; open the plot again from JupyterLab."
+            )
         self._route = await self._resolve_route(
             segment,
             url_path_join(self.base_url, "dashdock/view", segment, capability),
@@ -97,6 +118,16 @@ class ViewHandler(RelayHandler):
         if not navigation or self.request.method != "GET" or self._is_upgrade:
             return False
         return not started_elsewhere(self.request.headers)
+
+    def _navigates_own_page(self, check: Check) -> bool:
+        """A navigation by the signed-in user the spent link was minted for: the page's own links
+        (which its opaque origin marks as started elsewhere) and reloads. Only a browser signed in
+        as that user sends the cookie this needs, so a link sent elsewhere opens nothing there."""
+        navigation = self.request.headers.get("Sec-Fetch-Mode") == "navigate"
+        if not navigation or self.request.method != "GET" or self._is_upgrade or self.token_authenticated:
+            return False
+        user = self.current_user
+        return user is not None and self._capabilities.user_tag(user.username) == check.user_tag
 
     def check_origin(self, origin_to_satisfy_tornado: str = "") -> bool:
         # Pages here are sandboxed, so their websockets come from the opaque origin "null".

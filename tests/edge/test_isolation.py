@@ -42,7 +42,7 @@ async def test_a_proxy_link_never_serves_the_dashboards_content_in_the_labs_orig
     assert link.body == b""
     location = link.headers["Location"]
     assert re.fullmatch(
-        rf"{jupyter.path('dashdock/view/')}{re.escape(recorder.netloc)}/[0-9a-z]+\.[\w-]{{11}}\.[\w-]{{22}}/evil\.html\?a=1",
+        rf"{jupyter.path('dashdock/view/')}{re.escape(recorder.netloc)}/[0-9a-z]+\.[\w-]{{11}}\.[\w-]{{11}}\.[\w-]{{22}}/evil\.html\?a=1",
         location,
     ), location
     assert "no-store" in link.headers["Cache-Control"]
@@ -130,12 +130,14 @@ async def test_a_capability_for_one_target_does_not_open_another(
     [
         "",
         "x",
-        "zzzzzzzzzz.AAAAAAAAAAA.AAAAAAAAAAAAAAAAAAAAAA",  # the right shape, guessed
-        "{expiry}.{tag}.{mac_flipped}",  # one character of the MAC changed
-        "zzzzzz.{tag}.{mac}",  # a later expiry under the old MAC
-        "{expiry}.AAAAAAAAAAA.{mac}",  # another user's tag
-        "{expiry}.{tag}.{mac}x",
-        "../{expiry}.{tag}.{mac}",
+        "zzzzzzzzzz.AAAAAAAAAAA.AAAAAAAAAAA.AAAAAAAAAAAAAAAAAAAAAA",  # the right shape, guessed
+        "{expiry}.{tag}.{nonce}.{mac_flipped}",  # one character of the MAC changed
+        "zzzzzz.{tag}.{nonce}.{mac}",  # a later expiry under the old MAC
+        "{expiry}.AAAAAAAAAAA.{nonce}.{mac}",  # another user's tag
+        "{expiry}.{tag}.AAAAAAAAAAA.{mac}",  # another page load's nonce
+        "{expiry}.{tag}.{mac}",  # the old shape, without a nonce
+        "{expiry}.{tag}.{nonce}.{mac}x",
+        "../{expiry}.{tag}.{nonce}.{mac}",
     ],
 )
 async def test_a_forged_or_guessed_capability_is_refused(
@@ -143,9 +145,9 @@ async def test_a_forged_or_guessed_capability_is_refused(
 ) -> None:
     view = await _view_url(jupyter, f"dashdock/proxy/{recorder.netloc}/page")
     prefix, genuine, rest = re.match(r"^(.*/view/[^/]+/)([^/]+)(/.*)$", view).groups()  # type: ignore[union-attr]
-    expiry, tag, mac = genuine.split(".")
+    expiry, tag, nonce, mac = genuine.split(".")
     flipped = ("B" if mac[0] == "A" else "A") + mac[1:]
-    forged = capability.format(expiry=expiry, tag=tag, mac=mac, mac_flipped=flipped)
+    forged = capability.format(expiry=expiry, tag=tag, nonce=nonce, mac=mac, mac_flipped=flipped)
     response = await jupyter.fetch(prefix + forged + rest, auth=False, absolute=True)
     assert response.code in (403, 404)
     assert recorder.seen == []
@@ -181,6 +183,70 @@ async def test_a_websocket_from_a_foreign_site_is_refused_on_a_view_url(
     await connection.write_message("hello")
     assert await connection.read_message() == "hello"
     connection.close()
+
+
+async def test_a_view_url_stolen_from_its_connected_page_opens_nothing_for_anyone_else(
+    jupyter: Jupyter, recorder: RecordingUpstream
+) -> None:
+    """Issue 40's attack: a task key rendered as markup by one of Dask's pages runs once the page
+    has its document, over its websocket, and sends the page's URL to a listener. That URL, replayed
+    from another machine (no cookie, no token), must open neither a page nor a websocket."""
+    cookie = await jupyter.login_cookie()
+    view = await _view_url(jupyter, f"dashdock/proxy/{recorder.netloc}/page", {"Cookie": cookie}, auth=False)
+    root = view.rsplit("/", 1)[0]
+    # The pane loads its page and connects, as a page in an opaque origin does.
+    assert (await jupyter.fetch(view, auth=False, absolute=True)).code == 200
+    page = await jupyter.websocket(root + "/ws", headers={"Origin": "null"}, auth=False, absolute=True)
+    recorder.clear()
+
+    # What the script sent: replayed for the page, another plot, the data and a websocket.
+    for stolen in (view, root + "/other-plot", root + "/json/counts.json"):
+        replay = await jupyter.fetch(stolen, auth=False, absolute=True)
+        assert replay.code == 403, stolen
+        assert "used by its page already" in replay.body.decode()
+        navigation = {"Sec-Fetch-Mode": "navigate", "Sec-Fetch-Dest": "document", "Sec-Fetch-Site": "none"}
+        assert (await jupyter.fetch(stolen, headers=navigation, auth=False, absolute=True)).code == 403
+    upgrade = await websocket_refusal(
+        jupyter, root + "/ws", auth=False, absolute=True, headers={"Origin": "null"}
+    )
+    assert upgrade == 403
+    assert recorder.seen == []
+
+    # The page itself goes on: its websocket stays relayed, its public scripts still load.
+    await page.write_message("still here")
+    assert await page.read_message() == "still here"
+    assert (await jupyter.fetch(root + "/static/js/bokeh.min.js", auth=False, absolute=True)).code != 403
+    page.close()
+    # The user's own browser clicking a link in the page (its opaque origin makes the navigation
+    # "cross-site") or reloading it gets a page load of its own.
+    own = {
+        "Cookie": cookie,
+        "Sec-Fetch-Mode": "navigate",
+        "Sec-Fetch-Dest": "iframe",
+        "Sec-Fetch-Site": "cross-site",
+    }
+    renewed = await jupyter.fetch(root + "/other-plot", headers=own, auth=False, absolute=True)
+    assert renewed.code == 302
+    assert renewed.headers["Location"].endswith("/other-plot") and root not in renewed.headers["Location"]
+    assert (await jupyter.fetch(renewed.headers["Location"], auth=False, absolute=True)).code == 200
+
+
+def test_a_capability_connects_once_and_is_remembered_until_it_expires() -> None:
+    now = [1_000_000.0]
+    capabilities = Capabilities(60, clock=lambda: now[0])
+    first, second = capabilities.mint("t", "alice"), capabilities.mint("t", "alice")
+    assert first != second  # each link is a page load of its own
+    check = capabilities.check(first, "t")
+    assert not capabilities.spent(check)
+    assert capabilities.spend(check)
+    assert capabilities.spent(check) and not capabilities.spend(check)
+    assert not capabilities.spent(capabilities.check(second, "t"))
+    now[0] += 61  # expired: refused by its expiry, and no longer kept
+    assert capabilities.check(first, "t").verdict is Verdict.EXPIRED
+    assert not capabilities.spend(capabilities.check(first, "t"))
+    fresh = capabilities.check(capabilities.mint("t", "alice"), "t")
+    assert capabilities.spend(fresh)
+    assert len(capabilities._spent) == 1
 
 
 class TestExpiry:
