@@ -22,6 +22,7 @@ import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any, TypeVar
 
+from dashdock.history.addresses import scheduler_key
 from dashdock.history.drawn import DrawnPlot, DrawnPlots, is_drawn
 from dashdock.history.model import Alert, Run
 from dashdock.history.periodic import Periodic
@@ -66,6 +67,7 @@ class HistoryService:
         self._addresses: dict[str, str] = {}  # source id -> the scheduler its run records
         self._paused: set[str] = set()  # sources the user stopped recording
         self._ended: dict[str, float] = {}  # source id -> when the recorder last ended its run
+        self._begun: dict[str, tuple[float, str | None]] = {}  # source id -> (monotonic, scheduler_key)
         self._problems: dict[str, str] = {}  # source id -> what went wrong recording it, for the user
         self._failing: set[str] = set()  # sources whose scheduler has not answered since its last error
         self._stopping: set[str] = set()  # run ids the service asked to stop
@@ -158,6 +160,7 @@ class HistoryService:
         if enabled:
             self._paused.discard(source_id)
             self._ended.pop(source_id, None)
+            self._begun.pop(source_id, None)
         else:
             self._paused.add(source_id)
         await self._sync()
@@ -193,8 +196,9 @@ class HistoryService:
             if source_id not in self._paused
         }
         for source_id in list(self._recording):
-            # Gone, switched off, or moved (a restarted cluster's new scheduler is a new run).
-            if wanted.get(source_id) != self._addresses.get(source_id):
+            # Gone, switched off, or moved (a restarted cluster's new scheduler is a new run); the
+            # same scheduler named another way (localhost, 127.0.0.1) is the same run (addresses.py).
+            if scheduler_key(wanted.get(source_id)) != scheduler_key(self._addresses.get(source_id)):
                 run_id = self._recording.pop(source_id)
                 self._stopping.add(run_id)
                 self._send({"op": "stop", "run_id": run_id})
@@ -203,7 +207,7 @@ class HistoryService:
                 self._addresses.pop(source_id, None)
                 self._show_drawn(source_id)
         for source_id, scheduler in wanted.items():
-            if source_id in self._recording or not self._may_begin(source_id):
+            if source_id in self._recording or not self._may_begin(source_id, scheduler):
                 continue
             if len(self._recording) >= self.settings.max_runs:
                 self._log.warning(
@@ -221,13 +225,18 @@ class HistoryService:
             )
             self._recording[source_id] = run.id
             self._addresses[source_id] = scheduler
+            self._begun[source_id] = (time.monotonic(), scheduler_key(scheduler))
             self._send({"op": "record", "run": run.to_store_json()})
 
-    def _may_begin(self, source_id: str) -> bool:
+    def _may_begin(self, source_id: str, scheduler: str | None = None) -> bool:
         if source_id in self._paused:
             return False
         ended = self._ended.get(source_id)
         if ended is not None and time.monotonic() - ended < RETRY_AFTER:
+            return False
+        # A flapping dashboard makes at most one run of a scheduler per RETRY_AFTER (issue 40).
+        since, began = self._begun.get(source_id, (float("-inf"), None))
+        if began == scheduler_key(scheduler) and time.monotonic() - since < RETRY_AFTER:
             return False
         with contextlib.suppress(Exception):
             if self._registry.get(source_id).health.status == "down":
@@ -271,6 +280,7 @@ class HistoryService:
         for source_id in recorded:
             self._show_drawn(source_id)
         self._addresses.clear()
+        self._begun.clear()  # the runs it ended resume with the next recorder, at once
         self._failing.clear()
         self._stopping.clear()
         await asyncio.to_thread(self._reads.end_orphaned_runs, set())
@@ -299,7 +309,9 @@ class HistoryService:
                     self._failing.discard(source)
                     # A scheduler that went away is not looked for again for a while; one that
                     # was restarted answers already, and its new run begins on the next sync.
-                    if not event.get("restarted"):
+                    if event.get("restarted"):  # another scheduler: its run is no repeat
+                        self._begun.pop(source, None)
+                    else:
                         self._ended[source] = time.monotonic()
                         if run_id not in self._stopping:
                             self._problems[source] = _one_line(event.get("reason"))

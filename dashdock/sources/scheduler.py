@@ -67,12 +67,14 @@ def scheduler_of(page: str, allowlist: Allowlist) -> SchedulerLookup:
 
 def scheduler_due(source: Source, was_up: bool) -> bool:
     """Whether to look for the scheduler of a Dask dashboard added by URL: when first up, again
-    when back up (a restart may move it), and while unknown at most every ``SCHEDULER_RETRY``."""
+    when back up (a restart may move it), and while its info page does not answer at most every
+    ``SCHEDULER_RETRY``."""
     if source.kind != "url" or source.flavour != "dask":
         return False
     if not was_up or source.scheduler_checked == 0.0:
         return True
-    return source.scheduler is None and time.monotonic() - source.scheduler_checked > SCHEDULER_RETRY
+    # Its info page did not answer last time (an answer makes it infinite): look again.
+    return time.monotonic() - source.scheduler_checked > SCHEDULER_RETRY
 
 
 async def learn_scheduler(source: Source, client: UpstreamClient, allowlist: Allowlist) -> None:
@@ -81,10 +83,13 @@ async def learn_scheduler(source: Source, client: UpstreamClient, allowlist: All
     try:
         page = await client.get_text(source.dashboard.url + INFO_PAGE)
     except UpstreamError as exc:
-        source.scheduler = None
-        source.unrecorded = (
-            f"Its dashboard's info page, which names its scheduler, did not answer: {exc.reason}"
-        )
+        # A scheduler it named before is kept (and so its run): a flapping or busy dashboard whose
+        # page fails now and then must not end and begin a run each time (issue 40). A page that
+        # answers again says whether it moved.
+        if source.scheduler is None:
+            source.unrecorded = (
+                f"Its dashboard's info page, which names its scheduler, did not answer: {exc.reason}"
+            )
         return
     found = scheduler_of(page, allowlist)
     source.scheduler, source.unrecorded = found.address, found.problem

@@ -16,6 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from dashdock.history.addresses import last_recorded_as_any
 from dashdock.history.model import (
     Alert,
     Event,
@@ -184,8 +185,8 @@ class RunRecorder:
         """Where the run begins in the task stream: the scheduler's whole buffer, less what an
         earlier run of the same scheduler kept already (a server restart, recording switched back on)."""
         with contextlib.suppress(Exception):  # a store that cannot say: the buffer is new to it
-            self.recorded_before = await self.writer.run(
-                self.writer.store.last_recorded, self.run.scheduler, self.run.id
+            self.recorded_before = await self.writer.run(  # under any spelling of its address
+                last_recorded_as_any, self.writer.store, self.run.scheduler, self.run.id
             )
         with contextlib.suppress(SchedulerError):  # not there yet: the first tick tries again
             await self.stream.begin()
