@@ -6,6 +6,7 @@ scheduler; a scheduler that does not offer it keeps Dask's pages."""
 from __future__ import annotations
 
 import asyncio
+import math
 import urllib.request
 from collections.abc import AsyncIterator, Collection, Iterator
 from contextlib import asynccontextmanager
@@ -292,9 +293,18 @@ def test_what_a_hostile_scheduler_says_of_its_state_is_checked_and_clipped() -> 
     assert mirror.update_state(raw) and mirror.has_state
     first = next(iter(mirror.workers.values()))
     assert len(first.address) == MAX_NAME and first.name == "{'not': 'a name'}"
-    assert first.nthreads == 0 and first.status is Status.undefined and first.occupancy == 0.0
+    # A worker has at least one thread: 0 of them broke Dask's Workers plot (ZeroDivisionError).
+    assert first.nthreads == 1 and first.status is Status.undefined and first.occupancy == 0.0
     assert first.memory.process == 2**53 and first.memory.managed == 0 and first.memory.spilled == 0
-    assert first.metrics == {"cpu": 2.0**53, "memory": 0.0, "transfer": {"incoming_bytes": 5}}
+    # The metrics Dask's plots index are there (zeros when left out), besides the checked ones sent.
+    assert first.metrics == {
+        "cpu": 2.0**53,
+        "memory": 0.0,
+        "time": 0.0,
+        "event_loop_interval": 0.0,
+        "host_net_io": {"read_bps": 0.0, "write_bps": 0.0},
+        "transfer": {"incoming_bytes": 5, "outgoing_bytes": 0.0},
+    }
     assert len(first.processing) == 2**53
     assert first in mirror.saturated and first not in mirror.idle
     assert first.extra == {"gpu": {"memory-total": 2**53}}
@@ -304,7 +314,8 @@ def test_what_a_hostile_scheduler_says_of_its_state_is_checked_and_clipped() -> 
     # The duplicate address and the entries that are not workers are dropped; at most MAX_WORKERS
     # entries are read at all.
     assert len(mirror.workers) == MAX_WORKERS - 3
-    assert len(mirror.task_prefixes) == MAX_PREFIXES and mirror.total_nthreads == 0
+    # "8" is no count: the total is the workers' threads, a thread each (never fewer than theirs).
+    assert len(mirror.task_prefixes) == MAX_PREFIXES and mirror.total_nthreads == len(mirror.workers)
     states = mirror.task_prefixes["inc"].states
     assert states["memory"] == 3 and states["no-worker"] == 0 and "<evil>" not in states
     assert mirror.task_prefixes["inc"].all_durations == {"compute": 1.5}
@@ -316,9 +327,18 @@ def test_what_a_hostile_scheduler_says_of_its_state_is_checked_and_clipped() -> 
 
 
 def test_the_mirrored_monitor_answers_as_dasks_own_and_refuses_junk() -> None:
+    from types import SimpleNamespace
+
+    from distributed.dashboard.components.scheduler import Contention
     from distributed.system_monitor import SystemMonitor
 
-    from dashdock.history.recorder.mirror_monitor import MAX_QUANTITIES, MAX_ROWS, MirroredMonitor
+    from dashdock.history.recorder.mirror_monitor import (
+        GIL,
+        MAX_QUANTITIES,
+        MAX_ROWS,
+        REQUIRED,
+        MirroredMonitor,
+    )
 
     real = SystemMonitor(maxlen=5)
     mirrored = MirroredMonitor()
@@ -328,9 +348,24 @@ def test_the_mirrored_monitor_answers_as_dasks_own_and_refuses_junk() -> None:
         mirrored.add(
             {"count": real.count, "kept": real.maxlen, "rows": real.range_query(start=mirrored.count)}
         )
+    # Row for row Dask's own (its Scheduler System page holds every column, plots six of them).
+    assert set(REQUIRED) <= set(real.quantities)
     for start in (-1, 0, 3, 6, 8, 9, 20):
         assert mirrored.range_query(start) == real.range_query(start), start
     assert mirrored.recent() == real.recent()
+
+    # Contention reads the GIL's contention from ``recent()`` while the scheduler monitors it,
+    # however many junk names come before it.
+    junk = {f"q{i}": [1] for i in range(100)}
+    gil = MirroredMonitor()
+    gil.add({"count": 2, "gil": True, "rows": {**junk, "time": [1.0e9, 1.0e9 + 1], GIL: [0.25, 0.5]}})
+    contention = Contention(SimpleNamespace(monitor=gil))
+    assert contention.gil_contention_scheduler == 0.5 and contention.root.title.text.startswith(
+        "Event Loop &"
+    )
+    assert {*REQUIRED, GIL} <= set(gil.quantities) and gil.range_query(0)[GIL] == [0.25, 0.5]
+    assert len(gil.quantities) == MAX_QUANTITIES
+    assert math.isnan(Contention(SimpleNamespace(monitor=mirrored)).gil_contention_scheduler)  # as Dask's
 
     hostile = MirroredMonitor()
     hostile.add(
@@ -338,19 +373,22 @@ def test_the_mirrored_monitor_answers_as_dasks_own_and_refuses_junk() -> None:
             "count": True,
             "kept": 10**9,
             "gil": "yes",
-            "rows": {**{f"q{i}": [1] for i in range(100)}, "cpu": [float("nan"), "x", 2] * 10**4, 5: [1]},
+            "rows": {**junk, "time": [1.0e9] * 3 * 10**4, "cpu": [float("nan"), "x", 2] * 10**4, 5: [1]},
         }
     )
-    assert (
-        len(hostile.quantities) == MAX_QUANTITIES
-        and hostile.count == 0
-        and not hostile.monitor_gil_contention
-    )
-    hostile.add({"rows": {"more": [1]}})
+    # At most MAX_QUANTITIES names, the six Dask's Scheduler System reads always among them;
+    # a bool is no count, "yes" is not True, and every value kept is a finite number.
+    assert len(hostile.quantities) == MAX_QUANTITIES and set(REQUIRED) <= set(hostile.quantities)
+    assert hostile.count == 0 and not hostile.monitor_gil_contention and GIL not in hostile.quantities
+    assert all(len(rows) == MAX_ROWS for rows in hostile.quantities.values())
+    assert list(hostile.quantities["cpu"])[-3:] == [0.0, 0.0, 2.0] and not any(hostile.quantities["num_fds"])
+    hostile.add({"rows": {"more": [1], "time": [1.0e9]}})
     assert "more" not in hostile.quantities  # no more names, over all answers
-    long = MirroredMonitor()
-    long.add({"count": 3 * 10**4, "rows": {"cpu": [float("nan"), "x", 2] * 10**4}})
-    assert len(long.quantities["cpu"]) == MAX_ROWS and list(long.quantities["cpu"])[-3:] == [None, None, 2]
+    # Rows without a time are no rows: Dask's page gets one row of zeros at the current time.
+    timeless = MirroredMonitor()
+    timeless.add({"count": 3, "rows": {"cpu": [1, 2, 3], "time": [None, "x", float("nan")]}})
+    now = timeless.range_query(0)
+    assert set(now) == set(REQUIRED) and all(now[name] == [0.0] for name in REQUIRED if name != "time")
 
 
 def test_task_groups_from_a_hostile_scheduler_are_checked_and_link_only_groups_read() -> None:

@@ -28,6 +28,15 @@ MAX_ERRED_ON = 16  # workers an erred task is listed on
 # so a scheduler cannot make it walk more than this (Dask's own page walks every task).
 MAX_HELD = 1_000_000
 _MAX_COUNT = 2**53  # counts and bytes above this are not numbers a scheduler sends
+# The metrics of a worker Dask's drawn plots index rather than ``get``.
+_INDEXED_METRICS: dict[str, float | dict[str, float]] = {
+    "cpu": 0.0,
+    "memory": 0.0,
+    "time": 0.0,
+    "event_loop_interval": 0.0,
+    "host_net_io": {"read_bps": 0.0, "write_bps": 0.0},
+    "transfer": {"incoming_bytes": 0.0, "outgoing_bytes": 0.0},
+}
 
 
 @dataclass(frozen=True)
@@ -68,7 +77,7 @@ class MirroredWorker:
     memory: MemoryState
     occupancy: float
     processing: range  # Dask's plots take its length and truth; a range holds no tasks
-    metrics: dict[str, float] = field(default_factory=dict)
+    metrics: dict[str, Any] = field(default_factory=dict)  # numbers, or dicts of them (host_net_io)
     has_what: HeldTasks = field(default_factory=lambda: HeldTasks({}))  # only while Memory by key is watched
     extra: dict[str, dict[str, int]] = field(default_factory=dict)  # {"gpu": {"memory-total"}}: RMM Memory
 
@@ -150,7 +159,8 @@ def read_state(raw: object) -> MirroredState | None:
         idle,
         saturated,
         prefixes,
-        checked_count(raw.get("total_nthreads")),
+        # As the scheduler counts them, and never fewer than its workers' (Occupancy divides by it).
+        max(checked_count(raw.get("total_nthreads")), sum(w.nthreads for w in workers.values())),
         checked_seconds(raw.get("bandwidth")),
         _metrics(types),
         pairs,
@@ -207,16 +217,30 @@ def _worker(item: Mapping[str, Any]) -> MirroredWorker | None:
     return MirroredWorker(
         address=address[:MAX_NAME],
         name=name if isinstance(name, int) and not isinstance(name, bool) else str(name or "")[:MAX_NAME],
-        nthreads=checked_count(item.get("nthreads")),
+        # A worker has a thread at least (Dask's Workers divides its CPU by them).
+        nthreads=max(checked_count(item.get("nthreads")), 1),
         memory_limit=checked_count(item.get("memory_limit")),
         status=status,
         memory=memory,
         occupancy=checked_seconds(item.get("occupancy")),
         processing=range(min(checked_count(item.get("processing")), _MAX_COUNT)),
-        # Dask's plots read these two of every worker: a scheduler that left them out has zeros.
-        metrics={"cpu": 0.0, "memory": 0.0, **_metrics(item.get("metrics"), nested=True)},
+        metrics=_worker_metrics(item.get("metrics")),
         extra=_gpu_extra(item.get("gpu_memory_total")),
     )
+
+
+def _worker_metrics(given: object) -> dict[str, Any]:
+    """A worker's checked metrics, with every one Dask's plots index (``metrics["cpu"]``,
+    ``metrics["host_net_io"]["read_bps"]``, ...): a scheduler that left one out, or sent one of
+    the wrong type, has zeros there."""
+    metrics = _metrics(given, nested=True)
+    for name, default in _INDEXED_METRICS.items():
+        if isinstance(default, dict):
+            nested = metrics.get(name)
+            metrics[name] = {**default, **(nested if isinstance(nested, dict) else {})}
+        elif not isinstance(metrics.get(name), (int, float)):
+            metrics[name] = default
+    return metrics
 
 
 def _gpu_extra(total: object) -> dict[str, dict[str, int]]:

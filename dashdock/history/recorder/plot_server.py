@@ -18,6 +18,7 @@ import gc
 import hmac
 import logging
 import secrets
+import time
 import weakref
 from collections.abc import Callable
 from typing import Any
@@ -33,12 +34,14 @@ from bokeh.server.server import BaseServer
 from bokeh.server.tornado import BokehTornado
 from tornado import netutil
 from tornado.httpserver import HTTPServer
+from tornado.httputil import HTTPServerRequest
 from tornado.ioloop import IOLoop
 from tornado.web import RequestHandler
 
 from dashdock.history.drawn import DRAWN, RUN_ARGUMENT, SECRET_HEADER
 from dashdock.history.recorder.mirror import SchedulerMirror, seen
 from dashdock.history.recorder.mirror_reader import WATCHED_PARTS
+from dashdock.history.recorder.text_only import as_text
 
 log = logging.getLogger("dashdock.recorder")  # its stderr is the Jupyter server's
 
@@ -51,6 +54,8 @@ MIN_REDRAW_MS = 500
 # pane closed, all expired pages together): 24 closed panes cost this process 2.4 s of CPU, on the
 # cores the workers use. One collection that long after the first does the same work once.
 COLLECT_AFTER_S = 1.0
+# Requests refused (without the secret) are counted, and logged at most once this often.
+REFUSALS_LOG_S = 10.0
 FAILED_PAGE = "dashdock could not draw this plot from the recording (see the server log); reload the pane."
 
 
@@ -78,8 +83,13 @@ class _CoalescedCollect:
         return getattr(gc, name)
 
 
+def _carries(request: HTTPServerRequest, secret: bytes) -> bool:
+    return hmac.compare_digest(request.headers.get(SECRET_HEADER, "").encode(), secret)
+
+
 class _SecretHeader(AuthProvider):
-    """Lets through requests that carry the secret; others are sent to a page that refuses them."""
+    """Lets through requests that carry the secret; others are sent to a page that refuses them
+    (``_RelativeResources`` refuses them before this is asked)."""
 
     def __init__(self, secret: str) -> None:
         self._secret = secret.encode()
@@ -88,8 +98,7 @@ class _SecretHeader(AuthProvider):
     @property
     def get_user(self) -> Any:  # Bokeh types the handler as a request; it is the handler
         def user(handler: RequestHandler) -> str | None:
-            given = handler.request.headers.get(SECRET_HEADER, "").encode()
-            return "dashdock" if hmac.compare_digest(given, self._secret) else None
+            return "dashdock" if _carries(handler.request, self._secret) else None
 
         return user
 
@@ -102,15 +111,59 @@ class _SecretHeader(AuthProvider):
         return _Refused
 
 
+class _Refusals:
+    """Counts refused requests and says so in the log at most once every ``REFUSALS_LOG_S``:
+    another local user can send thousands a second, and this process's stderr is the Jupyter
+    server's log."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self._logged_at: float | None = None
+        self._since = 0  # refused since the last line
+
+    def refused(self) -> None:
+        self._since += 1
+        now = self._clock()
+        if self._logged_at is not None and now - self._logged_at < REFUSALS_LOG_S:
+            return
+        log.warning(
+            "dashdock: the recorder's plot server refused %d request(s) without its secret%s",
+            self._since,
+            "" if self._logged_at is None else f" in the last {now - self._logged_at:.0f} s",
+        )
+        self._logged_at, self._since = now, 0
+
+
 class _Refused(RequestHandler):
-    def get(self) -> None:
+    """Any request without the secret, whatever its method and path: 403, and one count."""
+
+    def initialize(self, refusals: _Refusals) -> None:
+        self._refusals = refusals
+
+    def prepare(self) -> None:
+        self._refusals.refused()
         self.set_status(403)
         self.finish("403: these plots are served to dashdock's Jupyter server only")
 
 
 class _RelativeResources(BokehTornado):
     """Links BokehJS as ``static/js/...`` below the page, as Dask's pages do: the proxy serves it
-    from the Lab's cache (proxy/bokehjs/)."""
+    from the Lab's cache (proxy/bokehjs/). A request without the secret is refused before any of
+    Bokeh's handlers sees it (some raise on it: a traceback per request in the server's log)."""
+
+    def __init__(self, *args: Any, secret: str, **kwargs: Any) -> None:
+        self._secret = secret.encode()
+        self.refusals = _Refusals()
+        super().__init__(*args, **kwargs)
+
+    def find_handler(self, request: HTTPServerRequest, **kwargs: Any) -> Any:
+        if not _carries(request, self._secret):
+            return self.get_handler_delegate(request, _Refused, {"refusals": self.refusals})
+        return super().find_handler(request, **kwargs)
+
+    def log_request(self, handler: RequestHandler) -> None:
+        if not isinstance(handler, _Refused):  # counted there
+            super().log_request(handler)
 
     def resources(self, absolute_url: str | bool | None = True) -> Any:
         return super().resources(absolute_url)
@@ -127,15 +180,21 @@ class PlotServer:
         self._pages: dict[str, weakref.WeakSet[Document]] = {}  # run id -> its open pages
 
     def start(self) -> None:
+        from distributed.dashboard.components.scheduler import individual_doc
         from distributed.dashboard.scheduler import applications
 
         from dashdock.history.recorder.groups_page import groups_page
+        from dashdock.history.recorder.text_only import TextOnlyFineMetrics
 
         # Dask's and Bokeh's code, imported for good: no collection scans it again.
         gc.collect()
         gc.freeze()
         bokeh_document.gc = _CoalescedCollect(IOLoop.current())  # type: ignore[assignment]
-        pages = {**applications, "/individual-groups": groups_page()}  # see groups_page.py
+        pages = {
+            **applications,
+            "/individual-groups": groups_page(),  # see groups_page.py
+            "/individual-fine-performance-metrics": individual_doc(TextOnlyFineMetrics, 500),  # text_only.py
+        }
         apps = {path: Application(FunctionHandler(self._page(path, pages[path]))) for path in DRAWN}
         tornado_app = _RelativeResources(
             apps,
@@ -145,6 +204,7 @@ class PlotServer:
             # The proxy is the only client, and it checks the browser's Origin itself.
             extra_websocket_origins=["*"],
             auth_provider=_SecretHeader(self.secret),
+            secret=self.secret,
             exclude_headers=[SECRET_HEADER],
         )
         http_server = HTTPServer(tornado_app)
@@ -180,13 +240,14 @@ class PlotServer:
             if mirror is None:
                 doc.add_root(Div(text="This recording has ended; reload the pane."))
                 return
-            _paced(doc, mirror)
+            _paced(doc, mirror, path=path)
             try:
                 draw(mirror, {"prefix": "/"}, doc)
             except Exception:  # Dask's page function, on a state it may not expect
                 _failed(doc, path)
                 return
             _without_functions(doc)
+            as_text(doc)  # what the scheduler names is never markup (text_only.py)
             # What the scheduler is asked for depends on what is watched.
             if mirror.viewing(path, doc) and path in WATCHED_PARTS.values():
                 mirror.read_soon.set()
@@ -219,10 +280,14 @@ def _without_functions(doc: Document) -> None:
                 source.data[name] = [None if callable(value) else value for value in column]
 
 
-def _paced(doc: Document, mirror: SchedulerMirror, is_seen: Callable[[Document], bool] = seen) -> None:
+def _paced(
+    doc: Document, mirror: SchedulerMirror, is_seen: Callable[[Document], bool] = seen, path: str = ""
+) -> None:
     """Dask's page function adds its redraw with ``doc.add_periodic_callback(update, period)``:
     on this page, no period is shorter than ``MIN_REDRAW_MS``, and a redraw runs only when the
-    mirror has changed since that callback last ran, and a browser is connected to see it."""
+    mirror has changed since that callback last ran, and a browser is connected to see it. A
+    redraw that raises ends the page's redraws: the pane says so and the log has it once, not a
+    traceback every period."""
     add = doc.add_periodic_callback
 
     def paced(callback: Callable[[], object], period_milliseconds: int) -> Any:
@@ -232,7 +297,10 @@ def _paced(doc: Document, mirror: SchedulerMirror, is_seen: Callable[[Document],
             nonlocal drawn_at
             if mirror.changes != drawn_at and is_seen(doc):
                 drawn_at = mirror.changes
-                callback()
+                try:
+                    callback()
+                except Exception:  # Dask's redraw, on a state it may not expect
+                    _failed(doc, path)
 
         return add(when_changed, max(period_milliseconds, MIN_REDRAW_MS))
 
