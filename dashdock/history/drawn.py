@@ -135,21 +135,37 @@ class DrawnPlots:
         self._changed = asyncio.Event()
 
     def drawn(self, run_id: str | None, path: str) -> DrawnPlot | None:
-        """Where ``path`` of the run is drawn; None when the run is not one being drawn (not
-        recorded now, its scheduler not answering) or the plot is not among ``DRAWN``."""
+        """Where ``path`` of the run is drawn; None when no run is recorded now, the plot server is
+        not up, the plot is not among ``DRAWN``, or its scheduler is known not to offer its state.
+
+        A run whose scheduler has not answered yet (a recorder starting, a scheduler too busy) is
+        drawn all the same, from what its mirror holds, and its pages say how old that is (see
+        recorder/stale.py): Dask's page then would be one more Bokeh session on a scheduler that
+        already cannot keep up. Only the run's end gives the plot back to the dashboard."""
         server = self._server
-        if server is None or run_id is None or run_id not in self._answered:
+        if server is None or run_id is None:
             return None
-        drawable = DRAWN_FROM_STREAM + (DRAWN_FROM_STATE if run_id in self._with_state else ())
+        state_unknown = run_id not in self._asked
+        drawable = DRAWN_FROM_STREAM + (
+            DRAWN_FROM_STATE if run_id in self._with_state or state_unknown else ()
+        )
         if not _below(path, drawable):
             return None
         port, secret = server
         return DrawnPlot(port, urlencode({RUN_ARGUMENT: run_id}), (SECRET_HEADER, secret))
 
+    def drawn_for_sure(self, run_id: str | None, path: str) -> bool:
+        """Whether the run's ``path`` is drawn and known to stay so: what the sidebar lists."""
+        return (
+            self.drawn(run_id, path) is not None
+            and run_id in self._answered
+            and (_below(path, DRAWN_FROM_STREAM) or run_id in self._with_state)
+        )
+
     def show(self, source_id: str, run_id: str | None) -> None:
         """Tell the source which of its plots are drawn now (the sidebar and its panes say so),
         and the proxy, whose panes still on the dashboard's page of one of them then move."""
-        drawn = tuple(path for path in DRAWN if self.drawn(run_id, path) is not None)
+        drawn = tuple(path for path in DRAWN if self.drawn_for_sure(run_id, path))
         found = self._registry.find(source_id)
         if found is not None:
             found.drawn = drawn

@@ -75,7 +75,9 @@ class HistoryAPIHandler(ApiHandler):
 
     def described(self, run: Run, newest: bool) -> dict[str, object]:
         """A run as the API shows it; the newest run of a source says what went wrong recording it."""
-        problem = self.history.problem_of(run.source) if newest else None
+        problem = (self.history.problem_of(run.source) if newest else None) or self.history.problem_of_run(
+            run.id
+        )
         return {**run.to_json(), "problem": problem} if problem else run.to_json()
 
     def attachment(self, run: Run, suffix: str) -> None:

@@ -40,6 +40,7 @@ RETENTION_INTERVAL = 600.0
 # whose scheduler is gone would leave an empty run every few seconds.
 RETRY_AFTER = 60.0
 STOP_TIMEOUT = 10.0
+MAX_RUN_PROBLEMS = 1000  # runs whose early end is remembered, newest kept
 
 T = TypeVar("T")
 
@@ -69,6 +70,7 @@ class HistoryService:
         self._ended: dict[str, float] = {}  # source id -> when the recorder last ended its run
         self._begun: dict[str, tuple[float, str | None]] = {}  # source id -> (monotonic, scheduler_key)
         self._problems: dict[str, str] = {}  # source id -> what went wrong recording it, for the user
+        self._run_problems: dict[str, str] = {}  # run id -> why it ended early (its recorder died)
         self._failing: set[str] = set()  # sources whose scheduler has not answered since its last error
         self._stopping: set[str] = set()  # run ids the service asked to stop
         self._computation_seconds = 60.0  # the user's setting: a longer computation is an alert
@@ -154,6 +156,10 @@ class HistoryService:
     def problem_of(self, source_id: str) -> str | None:
         """What went wrong recording this source, in one line; None when nothing did."""
         return self._problems.get(source_id)
+
+    def problem_of_run(self, run_id: str) -> str | None:
+        """Why a run ended early, when its recorder died while recording it (since this server began)."""
+        return self._run_problems.get(run_id)
 
     async def set_recording(self, source_id: str, enabled: bool) -> None:
         """Stop or resume recording one source (the sidebar's switch)."""
@@ -269,8 +275,11 @@ class HistoryService:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(asyncio.shield(self._reader), 2.0)
         why = self._recorder.died()
-        for source_id in self._recording:
+        for source_id, run_id in self._recording.items():
             self._problems[source_id] = f"The history recorder stopped while recording this source ({why})."
+            self._run_problems[run_id] = f"This run ended early: the history recorder stopped ({why})."
+            while len(self._run_problems) > MAX_RUN_PROBLEMS:
+                del self._run_problems[next(iter(self._run_problems))]
             # The source that was failing when it died is the likely cause: it waits, the others resume.
             if source_id in self._failing:
                 self._ended[source_id] = time.monotonic()

@@ -14,6 +14,7 @@ their timing (mirror_timing.py), its task graph (mirror_graph.py) and its fine p
 from __future__ import annotations
 
 import asyncio
+import time
 import weakref
 from collections import deque
 from collections.abc import Mapping
@@ -81,6 +82,9 @@ class SchedulerMirror:
         # reads the state then (run_recorder.py), not at its next tick, so the page opens with it.
         self.read_soon = asyncio.Event()
         self.has_state = False  # whether the scheduler offered its state (the plots that need it)
+        self.offers_state: bool | None = None  # None until the scheduler was asked
+        self.created_at = time.time()
+        self.answered_at: float | None = None  # when the scheduler last answered a read (stale.py)
         # Moves whenever anything here changes: a page redraws only when it has moved (plot_server.py).
         self.changes = 0
 

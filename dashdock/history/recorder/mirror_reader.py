@@ -61,6 +61,7 @@ class MirrorReader:
                 return
             self.offered = await self.scheduler.offers_plot_state()
             if not self.offered:
+                self.mirror.offers_state = False
                 if not self.asked:  # the server need not wait for its state plots any longer
                     self.emit({"event": "state", "run_id": self.run_id, "offered": False})
                 self.asked = True
@@ -77,8 +78,10 @@ class MirrorReader:
             )
         except HandlerFailed as e:
             self.failed = True
+            self.mirror.offers_state = False
             self.emit({"event": "state", "run_id": self.run_id, "offered": False, "message": str(e)})
             return
+        self.mirror.offers_state = True
         if self.mirror.update_state(state) and not self.shown:
             self.shown = True  # the server may now send the plots that need it here
             self.emit({"event": "state", "run_id": self.run_id, "offered": True})

@@ -41,6 +41,7 @@ from tornado.web import RequestHandler
 from dashdock.history.drawn import DRAWN, RUN_ARGUMENT, SECRET_HEADER
 from dashdock.history.recorder.mirror import SchedulerMirror, seen
 from dashdock.history.recorder.mirror_reader import WATCHED_PARTS
+from dashdock.history.recorder.stale import watch_freshness
 from dashdock.history.recorder.text_only import as_text
 
 log = logging.getLogger("dashdock.recorder")  # its stderr is the Jupyter server's
@@ -223,10 +224,7 @@ class PlotServer:
         """The run ended: close its pages' websockets, so the proxy reports them lost and their
         panes load again (the plot of the next run, or the dashboard's own)."""
         for doc in list(self._pages.pop(run_id, ())):
-            context: Any = doc.session_context  # Bokeh's server context: the session it serves
-            session = getattr(context, "_session", None)
-            for connection in list(getattr(session, "_subscribed_connections", ())):
-                connection._socket.close()
+            _close(doc)
 
     def _page(
         self, path: str, draw: Callable[[Any, dict[str, Any], Document], None]
@@ -240,6 +238,7 @@ class PlotServer:
             if mirror is None:
                 doc.add_root(Div(text="This recording has ended; reload the pane."))
                 return
+            watch_freshness(doc, mirror, path, _close)  # stale.py
             _paced(doc, mirror, path=path)
             try:
                 draw(mirror, {"prefix": "/"}, doc)
@@ -254,6 +253,14 @@ class PlotServer:
             self._pages.setdefault(run_id, weakref.WeakSet()).add(doc)
 
         return page
+
+
+def _close(doc: Document) -> None:
+    """End the page's sessions: its browser's websocket closes, and the pane loads again."""
+    context: Any = doc.session_context  # Bokeh's server context: the session it serves
+    session = getattr(context, "_session", None)
+    for connection in list(getattr(session, "_subscribed_connections", ())):
+        connection._socket.close()
 
 
 def _failed(doc: Document, path: str) -> None:

@@ -268,6 +268,8 @@ class RunRecorder:
             self.restarted = True
             raise Ended(str(e)) from None
         self.alerts.answered(now)
+        if self.mirror is not None:
+            self.mirror.answered_at = now  # its pages say when the data they show is old (stale.py)
         tasks: list[TaskRecord] = []
         events: list[Event] = []
         for raw in records:
