@@ -71,6 +71,7 @@ class HistoryService:
         self._begun: dict[str, tuple[float, str | None]] = {}  # source id -> (monotonic, scheduler_key)
         self._problems: dict[str, str] = {}  # source id -> what went wrong recording it, for the user
         self._run_problems: dict[str, str] = {}  # run id -> why it ended early (its recorder died)
+        self._replacements_seen = 0  # the store's replacements the recorder has been restarted for
         self._failing: set[str] = set()  # sources whose scheduler has not answered since its last error
         self._stopping: set[str] = set()  # run ids the service asked to stop
         self._computation_seconds = 60.0  # the user's setting: a longer computation is an alert
@@ -193,6 +194,9 @@ class HistoryService:
         await self._syncs.run_forever(tick)
 
     async def _sync(self) -> None:
+        if self._reads.replacements != self._replacements_seen:
+            self._replacements_seen = self._reads.replacements
+            await self._store_replaced()
         if self._reads.store is None or not await self._ensure_recorder():
             return
         await self._registry.learn_schedulers()  # dashboards added by URL name theirs
@@ -283,6 +287,10 @@ class HistoryService:
             # The source that was failing when it died is the likely cause: it waits, the others resume.
             if source_id in self._failing:
                 self._ended[source_id] = time.monotonic()
+        await self._recorder_gone()
+
+    async def _recorder_gone(self) -> None:
+        """Forget the runs of a recorder that is gone; the next sync starts another."""
         recorded = list(self._recording)
         self._recording.clear()  # its runs ended with it
         self._plots.stopped()
@@ -293,6 +301,18 @@ class HistoryService:
         self._failing.clear()
         self._stopping.clear()
         await asyncio.to_thread(self._reads.end_orphaned_runs, set())
+
+    async def _store_replaced(self) -> None:
+        """The store was found damaged and replaced while the recorder wrote to it: the recorder
+        still holds the old file, so it is restarted on the new one (not counted as a death)."""
+        recorded = list(self._recording)
+        self._stopping.update(self._recording.values())  # ended on purpose: no problem, no waiting
+        await self._recorder.quit(STOP_TIMEOUT)
+        self._recorder.forget()
+        await self._recorder_gone()
+        for source_id in recorded:  # recorded again at once, into the new store
+            self._ended.pop(source_id, None)
+            self._problems.pop(source_id, None)
 
     def _send(self, command: dict[str, Any]) -> None:
         self._recorder.send(command)

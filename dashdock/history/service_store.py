@@ -42,6 +42,7 @@ class ServedStore:
         self._log = log
         self.store: HistoryStore | None = None
         self.problem: str | None = None  # why the store cannot be read, for the user
+        self.replacements = 0  # how often a damaged store was replaced while the server ran
         # Set once the service's start() is done (the store opened, or found it cannot be).
         self._started = asyncio.Event()
         self._replacing = asyncio.Lock()  # one request replaces a store found damaged
@@ -78,6 +79,7 @@ class ServedStore:
                 try:
                     self.store = await asyncio.to_thread(damaged.replaced, str(exc))
                     self.problem = self.store.warning
+                    self.replacements += 1  # the recorder, which writes the old file, is restarted
                 except OSError as error:
                     self.store = None
                     self.problem = f"The history store {self.path} is damaged and cannot be replaced: {error}"

@@ -100,6 +100,11 @@ class RecorderProcess:
             return
         self.process.stdin.write(json.dumps(command).encode() + b"\n")
 
+    def forget(self) -> None:
+        """The recorder was quit on purpose: the next may start at once, and it is no death."""
+        if self.process is not None and not self.running:
+            self.process = None
+
     async def quit(self, timeout: float) -> None:
         """Ask it to end its runs and exit; killed when it does not within ``timeout``."""
         if self.process is None or not self.running:

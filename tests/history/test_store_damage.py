@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from _support import Jupyter
+from test_history_api import eventually
 from test_history_store import T0, a_run, a_task
 
 from dashdock.history.store import HistoryStore
@@ -165,3 +166,31 @@ async def test_reads_of_a_store_damaged_after_opening_answer_a_json_error(
     names = [p.name for p in sources_file.parent.iterdir() if p.name.startswith("history.db.damaged-")]
     [aside] = [name for name in names if not name.endswith(("-wal", "-shm"))]
     assert aside in body["problem"] and "malformed" in body["problem"]
+
+
+@pytest.mark.parametrize("dashdock_config", [healthy], indirect=True)
+async def test_a_store_replaced_while_recording_gets_the_recording_again(
+    jupyter: Jupyter, sources_file: Path, dashboard_url: str
+) -> None:
+    """The recorder writes the store too: once the server replaces a damaged one, the recorder is
+    started again on the new file, and the source's run goes on there (else it wrote the old one)."""
+    source_id = (await jupyter.add_source(dashboard_url))["id"]
+
+    async def live_run() -> bool:
+        code, body = await jupyter.api("GET", "history")
+        return code == 200 and any(run["source"] == source_id and run["live"] for run in body["runs"])
+
+    assert await eventually(live_run, 60)
+    _overwrite_second_half(sources_file.with_name("history.db"))
+    for _ in range(RUNS):  # reads until one meets the damage, which replaces the store
+        code, body = await jupyter.api("GET", "history")
+        assert code in (200, 500), body  # 500: this read met the damage, and says so
+        old = [run for run in body.get("runs", []) if run["source"] != source_id]
+        if not old:
+            break
+        response = await jupyter.fetch(f"dashdock/api/history/{old[0]['id']}/tasks.parquet")
+        assert b"Unhandled error" not in response.body
+    _, body = await jupyter.api("GET", "history")
+    assert "malformed" in (body["problem"] or ""), body
+    # The fresh store gets the source's run again, recorded by a recorder on the new file.
+    assert await eventually(live_run, 60), body
