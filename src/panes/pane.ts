@@ -286,12 +286,19 @@ export class PlotPane extends MainAreaWidget<DashboardFrame> {
       this._stateChanged.emit();
     }
     const down = source?.health.status === 'down';
+    const lost = source?.lost ?? 0;
     if (down && !this._wasDown) {
       this._downSince = Date.now();
     }
-    const lost = source?.lost ?? 0;
-    const cameBack = this._wasDown && !down;
+    this._lostSinceBack ||= lost !== this._lost;
+    // Back up after a relay of the source was lost (a scheduler restarted; the page may have been
+    // reloaded while it was away): a failed health check under pages whose relays held (a
+    // flapping dashboard, a drawn plot) reloads nothing.
+    const cameBack = this._wasDown && !down && this._lostSinceBack;
     const lostWhileUp = !down && lost !== this._lost;
+    if (this._wasDown && !down) {
+      this._lostSinceBack = false;
+    }
     this._wasDown = down;
     this._lost = lost;
     // A rewound pane shows a recording, which a reconnect does not change.
@@ -377,6 +384,8 @@ export class PlotPane extends MainAreaWidget<DashboardFrame> {
   private _wasDown = false;
   private _downSince = 0;
   private _lost: number;
+  /** Whether a relay of the source was lost since it last came back up (or this pane opened). */
+  private _lostSinceBack = false;
 }
 
 export namespace PlotPane {
