@@ -128,9 +128,7 @@ def _expect_status(page: Page, status: str) -> None:
 def _expect_page_shown(page: Page) -> None:
     """The pane shows the dashboard's page, its websocket open through the relay."""
     frame = pane_frame(page, "Flappy")
-    frame.wait_for_function(
-        "() => document.getElementById('ws')?.textContent === 'open'", timeout=WAIT
-    )
+    frame.wait_for_function("() => document.getElementById('ws')?.textContent === 'open'", timeout=WAIT)
 
 
 def test_a_flapping_health_check_reloads_no_pane_whose_relay_held(
