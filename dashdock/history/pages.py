@@ -13,6 +13,7 @@ which Bokeh escapes; dashdock's own text in a page holds numbers and times only.
 
 from __future__ import annotations
 
+import gc
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -331,3 +332,18 @@ def _render(root: Any, on_ready: Any, title: str, assets: PageAssets) -> str:
         template=_TEMPLATE,
         template_variables={"page_script": assets.page_script},
     )
+
+
+def import_bokeh_plotting() -> None:
+    """Bokeh's plotting modules imported ahead of the first History page (the service does it in a
+    thread as the server starts), and the heap they leave frozen."""
+    import bokeh.layouts
+    import bokeh.models
+    import bokeh.plotting  # noqa: F401
+
+    # The server's heap is now what it keeps for its life (Jupyter, tornado, Dask, Bokeh: some
+    # 350,000 objects). A full collection walks all of it, holding the GIL, and so the event loop,
+    # for 150-400 ms; building a History page triggers one now and then. Frozen, they are left out
+    # of every collection: a full one then walks only what was made since (bench/history_hostile_pages.py).
+    gc.collect()
+    gc.freeze()

@@ -1,21 +1,20 @@
 """The history service in the server: what is recorded, and the recorder process kept running.
 
 Every few seconds the service compares the schedulers dashdock knows (managed clusters, notebooks'
-clients) with what the recorder records, and tells it to start or stop. The recorder is one
-process (recorder/) spoken to over pipes, as the cluster hosts are, so reading schedulers never
-runs on the server's event loop; the store is read in worker threads for the same reason
-(service_store.py, whose reads the service offers the handlers). The
-recorder runs under a memory cap, so a hostile scheduler can exhaust only it; a recorder that dies
-is started again (a bounded number of times, waiting longer each time), and runs it left open are
-ended. What went wrong with a source (its scheduler refused, its reads too big, the recorder dying
-while it read it) is kept per source, one line for the user (``problem_of``).
+clients) with what the recorder records, and tells it to start or stop (when: pacing.py). The
+recorder is one process (recorder/) spoken to over pipes, as the cluster hosts are, so reading
+schedulers never runs on the server's event loop; the store is read in worker threads for the same
+reason (service_store.py, whose reads the service offers the handlers). The recorder runs under a
+memory cap, so a hostile scheduler can exhaust only it; a recorder that dies is started again (a
+bounded number of times, waiting longer each time), and runs it left open are ended. What went
+wrong with a source is kept per source, one line for the user (``problem_of``), and a run that
+ended early says why (``problem_of_run``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import gc
 import json
 import logging
 import time
@@ -25,6 +24,8 @@ from typing import Any, TypeVar
 from dashdock.history.addresses import scheduler_key
 from dashdock.history.drawn import DrawnPlot, DrawnPlots, is_drawn
 from dashdock.history.model import Alert, Run
+from dashdock.history.pacing import RunPacing
+from dashdock.history.pages import import_bokeh_plotting
 from dashdock.history.periodic import Periodic
 from dashdock.history.service_store import ServedStore
 from dashdock.history.settings import HistorySettings
@@ -35,10 +36,6 @@ from dashdock.sources.registry import SourceRegistry
 
 SYNC_INTERVAL = 2.0
 RETENTION_INTERVAL = 600.0
-# A run the recorder ended (its scheduler stopped answering, its address cannot be read) is not
-# begun again for this long, nor while the source's health check says it is down: else a source
-# whose scheduler is gone would leave an empty run every few seconds.
-RETRY_AFTER = 60.0
 STOP_TIMEOUT = 10.0
 MAX_RUN_PROBLEMS = 1000  # runs whose early end is remembered, newest kept
 
@@ -66,9 +63,7 @@ class HistoryService:
         self._warm: asyncio.Future[None] | None = None
         self._recording: dict[str, str] = {}  # source id -> run id
         self._addresses: dict[str, str] = {}  # source id -> the scheduler its run records
-        self._paused: set[str] = set()  # sources the user stopped recording
-        self._ended: dict[str, float] = {}  # source id -> when the recorder last ended its run
-        self._begun: dict[str, tuple[float, str | None]] = {}  # source id -> (monotonic, scheduler_key)
+        self._pacing = RunPacing()  # when a source may begin a run (pacing.py)
         self._problems: dict[str, str] = {}  # source id -> what went wrong recording it, for the user
         self._run_problems: dict[str, str] = {}  # run id -> why it ended early (its recorder died)
         self._replacements_seen = 0  # the store's replacements the recorder has been restarted for
@@ -100,7 +95,7 @@ class HistoryService:
         self._loop_task = asyncio.ensure_future(self._run_forever())
         # The History pages are Bokeh documents made here: import Bokeh's plotting modules now, in a
         # thread, so the first page a user opens does not pay seconds of imports.
-        self._warm = asyncio.ensure_future(asyncio.to_thread(_import_bokeh_plotting))
+        self._warm = asyncio.ensure_future(asyncio.to_thread(import_bokeh_plotting))
 
     async def stop(self) -> None:
         if self._loop_task is not None:
@@ -117,19 +112,14 @@ class HistoryService:
         return source_id in self._recording
 
     def drawn(self, source_id: str, path: str) -> DrawnPlot | None:
-        """Where the recorder serves ``path`` of a source, when it draws that plot and records the
-        source now; None: the plot is the dashboard's own.
-
-        A scheduler that stops answering keeps its drawn pages (the last state it gave; the pane
-        says its scheduler is away) until its run ends: Dask's own page then would be one more
-        Bokeh session on a scheduler already too busy to answer."""
+        """Where the recorder serves ``path`` of a source recorded now; None: the dashboard's own
+        page. A scheduler slow to answer keeps its drawn pages until its run ends (drawn.py)."""
         return self._plots.drawn(self._recording.get(source_id), path)
 
     async def drawn_when_known(self, source_id: str, path: str) -> DrawnPlot | None:
         """``drawn``, once it is known: a page asked for while the source's run is still beginning
-        waits for it (at most ``plots_wait`` seconds). Else the pane would open Dask's page, one
-        Bokeh session on the scheduler for as long as the pane stays open (with this Dask, a failing
-        Task Groups page), and a Lab restoring its panes as the server starts would open only those."""
+        waits for it (at most ``plots_wait`` seconds), so that it opens with the scheduler's data
+        rather than Dask's page (a Bokeh session on the scheduler) or an empty one."""
         if not self.settings.draw_plots or self._recorder.given_up or not is_drawn(path):
             return self.drawn(source_id, path)
         deadline = time.monotonic() + self.settings.plots_wait
@@ -165,11 +155,9 @@ class HistoryService:
     async def set_recording(self, source_id: str, enabled: bool) -> None:
         """Stop or resume recording one source (the sidebar's switch)."""
         if enabled:
-            self._paused.discard(source_id)
-            self._ended.pop(source_id, None)
-            self._begun.pop(source_id, None)
+            self._pacing.resume(source_id)
         else:
-            self._paused.add(source_id)
+            self._pacing.paused.add(source_id)
         await self._sync()
 
     def set_computation_seconds(self, seconds: float) -> None:
@@ -187,7 +175,11 @@ class HistoryService:
                 await self._sync()
                 if time.monotonic() >= next_retention:
                     next_retention = time.monotonic() + RETENTION_INTERVAL
-                    await self._enforce_retention()
+                    deleted = await self._reads.enforce_retention(
+                        self.settings.max_bytes, self.settings.max_age
+                    )
+                    if deleted:
+                        self._log.info("dashdock: history retention deleted %d old runs", len(deleted))
             except Exception:  # the loop must survive a bad tick; the next one tries again
                 self._log.exception("dashdock: history sync failed")
 
@@ -203,7 +195,7 @@ class HistoryService:
         wanted = {
             source_id: scheduler
             for source_id, scheduler in self._schedulers().items()
-            if source_id not in self._paused
+            if source_id not in self._pacing.paused
         }
         for source_id in list(self._recording):
             # Gone, switched off, or moved (a restarted cluster's new scheduler is a new run); the
@@ -229,34 +221,22 @@ class HistoryService:
             run = Run(
                 id=new_source_id(),
                 source=source_id,
-                name=self._source_name(source_id),
+                name=found.name if (found := self._registry.find(source_id)) else source_id,
                 scheduler=scheduler,
                 start=time.time(),
             )
             self._recording[source_id] = run.id
             self._addresses[source_id] = scheduler
-            self._begun[source_id] = (time.monotonic(), scheduler_key(scheduler))
+            self._pacing.began(source_id, scheduler)
             self._send({"op": "record", "run": run.to_store_json()})
 
     def _may_begin(self, source_id: str, scheduler: str | None = None) -> bool:
-        if source_id in self._paused:
-            return False
-        ended = self._ended.get(source_id)
-        if ended is not None and time.monotonic() - ended < RETRY_AFTER:
-            return False
-        # A flapping dashboard makes at most one run of a scheduler per RETRY_AFTER (issue 40).
-        since, began = self._begun.get(source_id, (float("-inf"), None))
-        if began == scheduler_key(scheduler) and time.monotonic() - since < RETRY_AFTER:
+        if not self._pacing.may_begin(source_id, scheduler):
             return False
         with contextlib.suppress(Exception):
             if self._registry.get(source_id).health.status == "down":
                 return False
         return True
-
-    def _source_name(self, source_id: str) -> str:
-        with contextlib.suppress(Exception):
-            return self._registry.get(source_id).name
-        return source_id
 
     # -- the recorder process ----------------------------------------------------------------
 
@@ -282,11 +262,10 @@ class HistoryService:
         for source_id, run_id in self._recording.items():
             self._problems[source_id] = f"The history recorder stopped while recording this source ({why})."
             self._run_problems[run_id] = f"This run ended early: the history recorder stopped ({why})."
-            while len(self._run_problems) > MAX_RUN_PROBLEMS:
-                del self._run_problems[next(iter(self._run_problems))]
+            self._run_problems = dict(list(self._run_problems.items())[-MAX_RUN_PROBLEMS:])
             # The source that was failing when it died is the likely cause: it waits, the others resume.
             if source_id in self._failing:
-                self._ended[source_id] = time.monotonic()
+                self._pacing.ended(source_id)
         await self._recorder_gone()
 
     async def _recorder_gone(self) -> None:
@@ -297,7 +276,7 @@ class HistoryService:
         for source_id in recorded:
             self._show_drawn(source_id)
         self._addresses.clear()
-        self._begun.clear()  # the runs it ended resume with the next recorder, at once
+        self._pacing.again_now([])  # the runs it ended resume with the next recorder, at once
         self._failing.clear()
         self._stopping.clear()
         await asyncio.to_thread(self._reads.end_orphaned_runs, set())
@@ -310,8 +289,8 @@ class HistoryService:
         await self._recorder.quit(STOP_TIMEOUT)
         self._recorder.forget()
         await self._recorder_gone()
-        for source_id in recorded:  # recorded again at once, into the new store
-            self._ended.pop(source_id, None)
+        self._pacing.again_now(recorded)  # recorded again at once, into the new store
+        for source_id in recorded:
             self._problems.pop(source_id, None)
 
     def _send(self, command: dict[str, Any]) -> None:
@@ -339,9 +318,9 @@ class HistoryService:
                     # A scheduler that went away is not looked for again for a while; one that
                     # was restarted answers already, and its new run begins on the next sync.
                     if event.get("restarted"):  # another scheduler: its run is no repeat
-                        self._begun.pop(source, None)
+                        self._pacing.restarted(source)
                     else:
-                        self._ended[source] = time.monotonic()
+                        self._pacing.ended(source)
                         if run_id not in self._stopping:
                             self._problems[source] = _one_line(event.get("reason"))
                 self._stopping.discard(run_id)
@@ -383,11 +362,6 @@ class HistoryService:
 
     # -- the store, read in threads (service_store.py) ------------------------------------------
 
-    async def _enforce_retention(self) -> None:
-        deleted = await self._reads.enforce_retention(self.settings.max_bytes, self.settings.max_age)
-        if deleted:
-            self._log.info("dashdock: history retention deleted %d old runs", len(deleted))
-
     async def runs(self) -> list[Run]:
         return await self._reads.runs()
 
@@ -420,16 +394,3 @@ def _one_line(text: object, limit: int = 300) -> str:
     """A recorder's message as one line of at most ``limit`` characters."""
     line = " ".join(str(text or "The recorder gave no reason.").split())
     return line if len(line) <= limit else line[: limit - 1] + "…"
-
-
-def _import_bokeh_plotting() -> None:
-    import bokeh.layouts
-    import bokeh.models
-    import bokeh.plotting  # noqa: F401
-
-    # The server's heap is now what it keeps for its life (Jupyter, tornado, Dask, Bokeh: some
-    # 350,000 objects). A full collection walks all of it, holding the GIL, and so the event loop,
-    # for 150-400 ms; building a History page triggers one now and then. Frozen, they are left out
-    # of every collection: a full one then walks only what was made since (bench/history_hostile_pages.py).
-    gc.collect()
-    gc.freeze()

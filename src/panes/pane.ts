@@ -16,14 +16,11 @@ import { HiddenSuspender } from '../ui/visibility';
 import { RATES } from './rates';
 import { rewindURL, warnNoRecording } from './rewind';
 import { SpareFrames } from './spares';
-import { PaneStatus, statusLabels, statusText } from './status';
+import { GONE_AFTER_MS, PaneStatus, statusLabels, statusText } from './status';
 import { PaneControls } from './toolbar';
 
 const PANE_CLASS = 'jp-dashdock-PlotPane';
 const STALE_CLASS = 'jp-dashdock-PaneStale';
-
-/** After this long down, "reconnecting" becomes "scheduler gone" (the checks go on). */
-const GONE_AFTER_MS = 60_000;
 
 /**
  * A docked plot of a dashboard source: the frame plus a toolbar with the source, a live status,
@@ -290,15 +287,11 @@ export class PlotPane extends MainAreaWidget<DashboardFrame> {
     if (down && !this._wasDown) {
       this._downSince = Date.now();
     }
-    this._lostSinceBack ||= lost !== this._lost;
-    // Back up after a relay of the source was lost (a scheduler restarted; the page may have been
-    // reloaded while it was away): a failed health check under pages whose relays held (a
-    // flapping dashboard, a drawn plot) reloads nothing.
-    const cameBack = this._wasDown && !down && this._lostSinceBack;
+    // Back up after a relay was lost (a restart); a failed health check alone reloads nothing.
+    const lostSinceBack = this._lostSinceBack || lost !== this._lost;
+    const cameBack = this._wasDown && !down && lostSinceBack;
     const lostWhileUp = !down && lost !== this._lost;
-    if (this._wasDown && !down) {
-      this._lostSinceBack = false;
-    }
+    this._lostSinceBack = lostSinceBack && !(this._wasDown && !down);
     this._wasDown = down;
     this._lost = lost;
     // A rewound pane shows a recording, which a reconnect does not change.
@@ -384,8 +377,7 @@ export class PlotPane extends MainAreaWidget<DashboardFrame> {
   private _wasDown = false;
   private _downSince = 0;
   private _lost: number;
-  /** Whether a relay of the source was lost since it last came back up (or this pane opened). */
-  private _lostSinceBack = false;
+  private _lostSinceBack = false; // a relay was lost since the source last came back up
 }
 
 export namespace PlotPane {

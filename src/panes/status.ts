@@ -10,6 +10,9 @@ import { TranslationBundle } from '@jupyterlab/translation';
 export type PaneStatus =
   'live' | 'paused' | 'suspended' | 'reconnecting' | 'gone' | 'rewound';
 
+/** After this long down, "reconnecting" becomes "scheduler gone" (the checks go on). */
+export const GONE_AFTER_MS = 60_000;
+
 export const STATUSES: PaneStatus[] = [
   'live',
   'paused',

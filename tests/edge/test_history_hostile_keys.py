@@ -38,7 +38,8 @@ from dashdock.history.model import (
 )
 from dashdock.history.pages import PAGES
 from dashdock.history.recorder.alerts import AlertLimits, AlertWatch
-from dashdock.history.recorder.run_recorder import Limits, RunRecorder, Writer
+from dashdock.history.recorder.run_recorder import Limits, RunRecorder
+from dashdock.history.recorder.run_writes import Writer
 from dashdock.history.store import HistoryStore
 
 MIB = 2**20

@@ -23,7 +23,7 @@ from test_alerts_api import ALERTS_SEEN, alerts, boom
 from test_history_api import eventually, runs
 
 from dashdock.history.addresses import last_recorded_as_any, scheduler_key, spellings
-from dashdock.history.service import RETRY_AFTER
+from dashdock.history.pacing import RETRY_AFTER
 
 pytestmark = pytest.mark.slow  # a cluster and a server started per test
 

@@ -36,7 +36,8 @@ from typing import TYPE_CHECKING
 
 from dashdock.history.model import Run
 from dashdock.history.recorder.alerts import AlertLimits, AlertWatch
-from dashdock.history.recorder.run_recorder import Emit, Limits, RunRecorder, Store, Writer
+from dashdock.history.recorder.run_recorder import Emit, Limits, RunRecorder
+from dashdock.history.recorder.run_writes import Store, Writer
 from dashdock.history.recorder.scheduler import SchedulerError, parse_address
 
 if TYPE_CHECKING:
