@@ -53,6 +53,10 @@ class ClusterFactory:
             kwargs.setdefault("dashboard_address", "127.0.0.1:0")
             # Worker processes serve no dashboard unless asked; the worker selector lists their pages.
             kwargs.setdefault("worker_dashboard_address", "127.0.0.1:0")
+            if kwargs.get("processes") is False:
+                # Workers in the host's process would speak inproc://, which cannot bind a loopback
+                # host ("Scheduler failed to start") and which the server could not reach anyway.
+                kwargs.setdefault("protocol", "tcp")
             if workers is not None:
                 kwargs["n_workers"] = workers  # started at that size rather than resized after
             elif adapt is not None:

@@ -442,3 +442,18 @@ async def test_a_restarted_cluster_keeps_its_address_and_a_connected_client_goes
     code, body = await jupyter.api("POST", "clusters/0000000000ff/restart")
     assert code == 404, body
     await jupyter.api("DELETE", f"clusters/{cluster['id']}")
+
+
+async def test_a_cluster_with_worker_processes_unticked_starts_and_is_a_source(jupyter: Jupyter) -> None:
+    # The form's "Worker processes" unticked: threads in the cluster's own process. It answered 500
+    # "Scheduler failed to start" (an inproc:// scheduler on a loopback host).
+    code, cluster = await jupyter.api("POST", "clusters", {"workers": 1, "options": {"processes": False}})
+    assert code == 201, cluster
+    assert cluster["status"] == "running" and cluster["workers"] == 1
+    assert cluster["scheduler"].startswith("tcp://127.0.0.1:")
+    async with Client(cluster["scheduler"], asynchronous=True) as client:
+        assert await client.submit(sum, [1, 2, 3]) == 6
+    response = await jupyter.proxied(f"dashdock/proxy/{cluster['id']}/individual-task-stream")
+    assert response.code == 200
+    code, _ = await jupyter.api("DELETE", f"clusters/{cluster['id']}")
+    assert code in (200, 204)
