@@ -2,7 +2,9 @@
 import { strict as assert } from 'node:assert';
 import { describe, it } from 'node:test';
 
-import { formatBytes, formatCount } from '../src/ui/format';
+import type { TranslationBundle } from '@jupyterlab/translation';
+
+import { formatBytes, formatCount, formatTasks } from '../src/ui/format';
 
 describe('formatBytes', () => {
   it('keeps small sizes in bytes', () => {
@@ -39,5 +41,22 @@ describe('formatCount', () => {
     assert.equal(formatCount(7), '7');
     assert.equal(formatCount(1234567), (1234567).toLocaleString());
     assert.match(formatCount(1234567), /^1\D?234\D?567$/);
+  });
+});
+
+describe('formatTasks', () => {
+  // Gettext's rule for English: %1 is the count, %2 the count as shown.
+  const trans = {
+    _n: (one: string, many: string, n: number, shown: string) =>
+      (n === 1 ? one : many).replace('%1', String(n)).replace('%2', shown)
+  } as unknown as TranslationBundle;
+
+  it('says one task, not "1 tasks"', () => {
+    assert.equal(formatTasks(1, trans), '1 task');
+    assert.equal(formatTasks(0, trans), '0 tasks');
+    assert.equal(
+      formatTasks(12345, trans),
+      `${(12345).toLocaleString()} tasks`
+    );
   });
 });

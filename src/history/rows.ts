@@ -8,7 +8,7 @@ import { bellIcon } from '@jupyterlab/ui-components';
 
 import { IHistoryRun, ISource } from '../api/types';
 import { element } from '../ui/dom';
-import { formatCount } from '../ui/format';
+import { formatCount, formatTasks } from '../ui/format';
 import { formatDuration } from './window';
 
 export const RUN_CLASS = 'jp-dashdock-Run';
@@ -65,7 +65,7 @@ export function updateRunRow(
     hour: '2-digit',
     minute: '2-digit'
   });
-  const tasks = trans.__('%1 tasks', formatCount(run.tasks));
+  const tasks = formatTasks(run.tasks, trans);
   // A run being recorded has no length yet (one shown would be stale between polls).
   const details = run.end
     ? trans.__(
