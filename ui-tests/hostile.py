@@ -161,3 +161,33 @@ class HostileDashboard:
     def close(self) -> None:
         self._server.shutdown()
         self._server.server_close()
+
+
+class Listener:
+    """Where a script in a page would send what it read: a loopback port that writes down each
+    request it gets (method and path), and answers with a small page."""
+
+    def __init__(self) -> None:
+        self.requests: list[str] = []
+        heard = self.requests
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                heard.append(f"{self.command} {self.path}")
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html")
+                self.end_headers()
+                self.wfile.write(b"<html><body>listener</body></html>")
+
+            do_POST = do_GET  # sendBeacon posts
+
+            def log_message(self, *args: object) -> None:
+                return
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()

@@ -14,17 +14,16 @@ it (proxy/capabilities.py).
 from __future__ import annotations
 
 import json
-import threading
 import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
 from distributed import Client, LocalCluster
 from helpers import PANE, pane, pane_frame, wait_until
+from hostile import Listener
 from lab import OUTPUT, Lab, open_lab, start_lab, stop_lab
 from playwright.sync_api import Browser, expect
 
@@ -37,35 +36,6 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     server = start_lab(tmp_path_factory.mktemp("lab"), "/user/alice/", ["--DashdockApp.draw_key_plots=True"])
     yield server
     stop_lab(server)
-
-
-class _Listener:
-    """Where a script in the page would send what it read: a loopback port that writes down requests."""
-
-    def __init__(self) -> None:
-        self.requests: list[str] = []
-        heard = self.requests
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:
-                heard.append(f"{self.command} {self.path}")
-                self.send_response(200)
-                self.send_header("Content-Type", "text/html")
-                self.end_headers()
-                self.wfile.write(b"<html><body>listener</body></html>")
-
-            do_POST = do_GET  # sendBeacon posts
-
-            def log_message(self, *args: object) -> None:
-                return
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.port = self.server.server_address[1]
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
 
 
 def _sends_location(port: int, path: str) -> str:
@@ -99,7 +69,7 @@ def _status_without_credentials(url: str) -> int:
 def test_a_hostile_task_key_in_the_drawn_exceptions_pane_is_text_and_leaks_no_view_url(
     browser: Browser, lab: Lab
 ) -> None:
-    listener = _Listener()
+    listener = Listener()
     cluster = LocalCluster(
         n_workers=1,
         threads_per_worker=1,

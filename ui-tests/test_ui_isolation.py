@@ -10,15 +10,13 @@ what matters is checked on the server too: no kernel started, no file written.
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
 from distributed import Client, LocalCluster
 from helpers import pane, pane_frame, ready_spare
-from hostile import HostileDashboard
+from hostile import HostileDashboard, Listener
 from lab import Lab, open_lab, screenshot
 from playwright.sync_api import Browser, Frame, Page, expect
 
@@ -205,33 +203,6 @@ def _fail(message: str) -> None:
     raise ValueError(message)
 
 
-class _Listener:
-    """Any host a page might send what it read to: here a loopback port that writes down requests."""
-
-    def __init__(self) -> None:
-        self.requests: list[str] = []
-        heard = self.requests
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:
-                heard.append(self.path)
-                self.send_response(200)
-                self.end_headers()
-
-            do_POST = do_GET  # sendBeacon posts
-
-            def log_message(self, *args: object) -> None:
-                return
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.port = self.server.server_address[1]
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-
-
 def _exfiltration(listener: int, other: int) -> str:
     """A task key that, rendered by the Exceptions plot, sends what it can: to a loopback listener
     (fetch, a picture, a beacon), to Jupyter's API, and by a popup on another dashboard's proxy
@@ -254,7 +225,7 @@ def _exfiltration(listener: int, other: int) -> str:
 def test_a_task_key_in_the_exceptions_pane_can_send_nothing_out_nor_open_another_dashboard(
     browser: Browser, lab: Lab
 ) -> None:
-    listener, other = _Listener(), _Listener()
+    listener, other = Listener(), Listener()
     cluster = LocalCluster(
         n_workers=1,
         threads_per_worker=1,

@@ -14,11 +14,12 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from _bokeh import BokehMessage, models, receive, send_pull_doc_request
+from _bokeh import BokehMessage, models, receive
 from _drawn import dashboard_root, in_process_cluster, scheduler_sessions
 from _support import Jupyter
 from dask.utils import key_split
 from distributed import Client, Worker, span, wait
+from test_drawn_fine_metrics import _document
 from test_drawn_state_plots import _connect, _source_drawing
 from test_history_api import eventually
 
@@ -90,15 +91,6 @@ def _shows(document: BokehMessage, name: str) -> bool:
     escaped = name.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     texts = [text for _, attributes, _ in models(document) for text in _strings(attributes)]
     return any(name in text or escaped in text for text in texts)
-
-
-async def _document(connection: Any) -> BokehMessage:
-    await send_pull_doc_request(connection)
-    for _ in range(1000):
-        reply = await receive(connection)
-        if reply.msgtype == "PULL-DOC-REPLY":
-            return reply
-    raise AssertionError("no PULL-DOC-REPLY in 1000 messages")
 
 
 async def _holding(connection: Any, names: list[str], path: str) -> BokehMessage:
