@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from page_log import keep_page_log
 from playwright.sync_api import Browser, Page
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
@@ -209,6 +210,7 @@ def open_lab(browser: Browser, lab: Lab, workspace: str) -> Page:
     """A new browser context on a named workspace, so tests do not share their layouts."""
     context = browser.new_context(viewport={"width": 1500, "height": 950})
     page = context.new_page()
+    keep_page_log(page)
     page.set_default_timeout(30_000)
     page.goto(f"{lab.url}lab/workspaces/{workspace}?token={TOKEN}")
     wait_for_lab(page)

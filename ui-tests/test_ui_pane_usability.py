@@ -20,6 +20,7 @@ from lab import (
     stop_cluster,
     wait_for_lab,
 )
+from page_log import keep_page_log, page_log
 from playwright.sync_api import Browser, Page, expect
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
@@ -33,6 +34,7 @@ def _open_lab(browser: Browser, lab: Lab, workspace: str) -> Page:
     """Lab at 1600x1000, the size the issue measured at."""
     context = browser.new_context(viewport={"width": 1600, "height": 1000})
     page = context.new_page()
+    keep_page_log(page)
     page.set_default_timeout(30_000)
     page.goto(f"{lab.url}lab/workspaces/{workspace}?token={TOKEN}")
     wait_for_lab(page)
@@ -121,7 +123,8 @@ def test_nine_clicked_plots_leave_no_pane_below_the_minimum(
         except PlaywrightTimeoutError:
             status = pane(page, name).locator(".jp-dashdock-PaneStatus").all_inner_texts()
             body = frame.evaluate("() => document.body ? document.body.innerText.slice(0, 300) : ''")
-            raise AssertionError(f"{name!r} has no document: {status}, {frame.url}: {body!r}") from None
+            shown = f"{status}, {frame.url}: {body!r}\n{page_log(page)}"
+            raise AssertionError(f"{name!r} has no document: {shown}") from None
     screenshot(page, "nine-plots")
 
 

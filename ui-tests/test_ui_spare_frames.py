@@ -80,8 +80,11 @@ def test_a_second_pane_draws_in_the_spare_frame_tied_to_its_pane_and_themed(
 
 @pytest.fixture
 def short_links_lab(tmp_path: Path) -> Iterator[Lab]:
-    """A Lab whose view links last 10 s (as after a server restart, a spare's link no longer holds)."""
-    server = start_lab(tmp_path, "/user/alice/", ["--DashdockApp.view_link_lifetime=10"])
+    """A Lab whose view links last 30 s (as after a server restart, a spare's link no longer holds).
+
+    Long enough for the first pane's page to open its websocket on a loaded 2-core machine (with
+    10 s it sometimes had not, and its link had expired first)."""
+    server = start_lab(tmp_path, "/user/alice/", ["--DashdockApp.view_link_lifetime=30"])
     yield server
     stop_lab(server)
 
