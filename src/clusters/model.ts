@@ -91,7 +91,13 @@ export class ClustersModel implements IClustersModel, IDisposable {
   }
 
   async refresh(): Promise<void> {
+    const operations = this._operationsEnded;
     const { clusters, limits, gateway } = await listClusters();
+    // A listing asked for before an operation ended may show the cluster as it was (a shut-down
+    // card would come back for a poll): the listing asked for after it decides.
+    if (operations !== this._operationsEnded) {
+      return;
+    }
     // A cluster that is gone takes its failure with it.
     let forgot = false;
     for (const id of this._errors.keys()) {
@@ -159,12 +165,14 @@ export class ClustersModel implements IClustersModel, IDisposable {
       return null;
     } finally {
       this._busy.delete(key);
+      this._operationsEnded++;
       await this.refresh().catch(() => undefined);
       this._changed.emit();
     }
   }
 
   private _clusters: ICluster[] = [];
+  private _operationsEnded = 0;
   private _limits: IClusterLimits | null = null;
   private _gateway: IClusterListing['gateway'] = null;
   private _busy = new Set<string>();

@@ -146,7 +146,7 @@ export class ClustersSection extends Section {
         });
         break;
       case 'restart':
-        void this._model.restart(cluster.id);
+        void this._restart(cluster);
         break;
       case 'stop':
         void this._stop(cluster);
@@ -171,11 +171,47 @@ export class ClustersSection extends Section {
   }
 
   /**
+   * Restart a cluster once the user confirmed: its scheduler and workers start afresh, so what it
+   * holds is lost, which Dask's own restart does without asking but a card button should not.
+   */
+  private async _restart(cluster: ICluster): Promise<void> {
+    const trans = this._trans;
+    await this._model.refresh().catch(() => undefined);
+    const tasks =
+      this._model.clusters.find(c => c.id === cluster.id)?.tasks ?? null;
+    const lost = trans.__(
+      'Every result held in its memory is lost; connected clients reconnect to the new scheduler.'
+    );
+    const running = tasks
+      ? trans._n(
+          '%1 unfinished task is cancelled.',
+          '%1 unfinished tasks are cancelled.',
+          tasks
+        )
+      : '';
+    const result = await showDialog({
+      title: trans.__('Restart %1?', cluster.name),
+      body: running ? `${running} ${lost}` : lost,
+      buttons: [
+        Dialog.cancelButton({ label: trans.__('Cancel') }),
+        Dialog.warnButton({ label: trans.__('Restart') })
+      ],
+      defaultButton: 0
+    });
+    if (result.button.accept) {
+      await this._model.restart(cluster.id);
+    }
+  }
+
+  /**
    * Shut a cluster down, asking first while its scheduler has tasks to finish (counted afresh:
    * the last poll may be seconds old).
    */
   private async _stop(cluster: ICluster): Promise<void> {
     const trans = this._trans;
+    // Where the keyboard was when the user asked: polls may redraw the card before it is gone.
+    const card = this._cards.get(cluster.id)?.node;
+    const hadFocus = !!card?.contains(document.activeElement);
     await this._model.refresh().catch(() => undefined);
     const tasks =
       this._model.clusters.find(c => c.id === cluster.id)?.tasks ?? null;
@@ -201,11 +237,13 @@ export class ClustersSection extends Section {
         return;
       }
     }
-    const card = this._cards.get(cluster.id);
-    const hadFocus = !!card?.node.contains(document.activeElement);
     await this._model.stop(cluster.id);
-    // The card and the focused button in it are gone: keep the keyboard in the section.
-    if (hadFocus && !this._model.errors.has(cluster.id)) {
+    // The card and the focused button in it are gone: keep the keyboard in the section, unless
+    // the user has moved it elsewhere meanwhile.
+    const active = document.activeElement;
+    const focusLeft =
+      !active || active === document.body || !!card?.contains(active);
+    if (hadFocus && focusLeft && !this._model.errors.has(cluster.id)) {
       this._create.focus();
     }
   }
