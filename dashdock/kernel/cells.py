@@ -34,7 +34,7 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
-from . import cellstrip, fine_metrics, ledger, plot_state
+from . import cellstrip, fine_metrics, ledger, plot_state, quiet_annotations
 from .files import write_atomically
 from .protocol import CELL_STRIPS_VARIABLE, cells_file_name
 
@@ -182,6 +182,8 @@ class CellAccounting:
                 self._ledger_ready(client, SCHEDULER_TIMEOUT, reconnecting=True)  # once per reconnect
         cell = _Cell(f"[{_execution_count(self._shell, info)}]")
         scope = contextlib.ExitStack()
+        if quiet_annotations.warning_armed() is not False:  # it would name the tag (quiet_annotations.py)
+            scope.callback(quiet_annotations.rearm_warning)
         scope.enter_context(dask.annotate(**{ledger.ANNOTATION: cell.id}))
         scope.enter_context(span(f"cell {cell.label}"))
         cell.context = contextvars.copy_context()
@@ -366,6 +368,7 @@ def accounting(shell: Any, kernel_id: str | None, directory: Path | None) -> Cel
     """This kernel's accounting, made on its first client."""
     global _accounting
     if _accounting is None:
+        quiet_annotations.ignore_dashdock_annotation_warning()
         _accounting = CellAccounting(shell, kernel_id, directory)
     return _accounting
 
