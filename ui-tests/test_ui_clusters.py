@@ -57,11 +57,22 @@ def test_start_cluster_open_its_plots_and_connect_a_notebook(browser: Browser, l
 
     # Restarted, the cluster comes back on the same address (as Dask's client.restart() keeps the
     # scheduler): the notebook's client goes on, and the open pane reloads without a click.
+    # It asks first, saying what is lost, with Cancel as the default.
     lost = _lost(lab, "Cluster 1")
+    workers = inserted.locator('.jp-dashdock-ClientRepr dd[data-fact="workers"]')
+    expect(workers).to_have_text("2", timeout=30_000)
     card.locator('button[data-action="restart"]').click()
+    dialog = page.locator(".jp-Dialog")
+    expect(dialog).to_contain_text("Restart Cluster 1?")
+    expect(dialog).to_contain_text("Every result held in its memory is lost")
+    assert page.evaluate("() => document.activeElement?.textContent") == "Cancel"
+    screenshot(page, "cluster-restart-asks")
+    dialog.get_by_role("button", name="Restart").click()
     wait_until(lambda: _lost(lab, "Cluster 1") > lost, timeout=120)
     expect(card.locator(".jp-dashdock-ClusterCard-status")).to_have_text("running", timeout=60_000)
     expect(card.locator("dd").first).to_have_text(scheduler)
+    # The notebook's repr follows the new scheduler's workers (it read 0 for good).
+    expect(workers).to_have_text("2", timeout=30_000)
     cells = notebook.locator(".jp-Notebook-cell")
     page.evaluate("() => window.jupyterapp.commands.execute('notebook:insert-cell-below')")
     after = cells.nth(cells.count() - 1)  # the new cell (Shift+Enter adds an empty one after it)

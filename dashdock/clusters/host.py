@@ -152,7 +152,7 @@ class _Host:
             running = len(cluster.scheduler_info.get("workers", {}))
             workers = None if adapt else min(running, command["max_workers"])
             ports = _ports_of(cluster)
-            await cluster.close()
+            await _close_for_restart(cluster)
             await self.create(workers, adapt, ports)
         elif command["op"] == "scale":
             if getattr(cluster, "_adaptive", None) is not None:
@@ -160,6 +160,28 @@ class _Host:
             cluster.scale(command["workers"])
         elif command["op"] == "adapt":
             cluster.adapt(minimum=command["minimum"], maximum=command["maximum"])
+
+
+async def _close_for_restart(cluster: Any) -> None:
+    """Close ``cluster`` for the restart the user asked for. Its workers leave as closed on purpose,
+    so the history raises no "worker lost" for them. Its dashboard drops the connections it has
+    open: tornado's server stops listening on close but goes on answering on kept-alive ones, so
+    a client that kept one (the server's upstream pool) would read the old scheduler, in this
+    process with no workers, instead of the new one on the same port."""
+    scheduler = getattr(cluster, "scheduler", None)  # a LocalCluster's, on this process's loop
+    http_server = getattr(scheduler, "http_server", None)
+    remove_worker = getattr(scheduler, "remove_worker", None)
+    if callable(remove_worker):
+        for address in list(getattr(scheduler, "workers", {})):
+            with contextlib.suppress(Exception):  # a worker already gone: nothing to say of it
+                await remove_worker(address, stimulus_id=_RESTART_STIMULUS, expected=True, close=True)
+    await cluster.close()
+    if http_server is not None:
+        with contextlib.suppress(Exception):
+            await http_server.close_all_connections()
+
+
+_RESTART_STIMULUS = "dashdock-restart"
 
 
 def _ports_of(cluster: Any) -> tuple[int, int] | None:

@@ -43,7 +43,8 @@ class ClusterSummaries:
         source = self._kernel_clients.source_for(dashboard.url, kernel_id)
         if source is None and not self._allowlist.allows(dashboard.target):
             raise host_not_allowed(dashboard.target.netloc)
-        root = source.dashboard.url if source is not None else dashboard.url
+        # A client's dashboard link names Dask's status page; the counts are beside it.
+        root = source.dashboard.url if source is not None else dashboard.url.removesuffix("/status")
         counts: dict[str, int] | None = None
         message = ""
         try:
