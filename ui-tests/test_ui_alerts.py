@@ -4,6 +4,7 @@ quiet."""
 
 from __future__ import annotations
 
+import json
 import operator
 import re
 
@@ -100,3 +101,24 @@ def test_a_muted_source_lists_its_alerts_without_notifying(browser: Browser, lab
         "source => { void window.jupyterapp.commands.execute('dashdock:open-alerts', {source}); }", source
     )
     expect(page.locator(".jp-dashdock-Alert[data-kind='task-erred']")).to_contain_text("not notified")
+
+
+def test_a_trouble_toast_closes_by_itself_and_its_alert_stays_listed(browser: Browser, lab: Lab) -> None:
+    settings = "lab/api/settings/dashdock:alerts"
+    lab.api(settings, "PUT", {"raw": json.dumps({"toastSeconds": 2})})
+    try:
+        cluster = recorded_cluster(lab)
+        page = open_lab(browser, lab, "toast-expiry")
+        _polled_since_load(page)
+        _fail(cluster["scheduler"], "fleeting")
+        toast = page.locator(TOAST, has_text="fleeting:")
+        expect(toast).to_contain_text("tasks erred", timeout=60_000)
+        # Nobody touches it: it goes, and nothing is left over the panes (the count goes on in the
+        # alerts panel).
+        expect(toast).to_have_count(0, timeout=30_000)
+        entry = open_sidebar(page).get_by_role("button", name=re.compile(r"^Alerts \([0-9,]+\)$"))
+        entry.click()
+        listed = page.locator(".jp-dashdock-Alert[data-kind='task-erred']", has_text="fleeting:")
+        expect(listed).to_contain_text(f"fleeting: {FAILING:,} tasks erred")
+    finally:
+        lab.api(settings, "PUT", {"raw": "{}"})

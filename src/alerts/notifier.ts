@@ -30,6 +30,9 @@ export class AlertNotifier {
   /** Whether a finished computation is also a desktop notification (when the browser allows it). */
   desktop = false;
 
+  /** How long a toast about trouble stays on screen (0: until dismissed); good news goes in 8 s. */
+  toastSeconds = 30;
+
   dispose(): void {
     this._model.arrived.disconnect(this._onArrived, this);
   }
@@ -46,8 +49,14 @@ export class AlertNotifier {
     const message = this._message(alert);
     const options = {
       actions: alertActions(alert).map(action => this._action(action)),
-      // Trouble stays until read; good news goes by itself (it is kept in the center either way).
-      autoClose: alertLevel(alert.kind) === 'success' ? 8000 : (false as const)
+      // Each goes by itself, so toasts never pile over the panes; the notification center and
+      // the alerts panel keep every alert.
+      autoClose:
+        alertLevel(alert.kind) === 'success'
+          ? 8000
+          : this.toastSeconds > 0
+            ? this.toastSeconds * 1000
+            : (false as const)
     };
     const type = alertLevel(alert.kind);
     const shown = this._shown.get(alert.id);
@@ -129,6 +138,7 @@ export function followAlertSettings(
 ): void {
   const apply = () => {
     notifier.desktop = settings.get('desktop').composite as boolean;
+    notifier.toastSeconds = settings.get('toastSeconds').composite as number;
     if (notifier.desktop && window.Notification?.permission === 'default') {
       void window.Notification.requestPermission();
     }
