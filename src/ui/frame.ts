@@ -51,6 +51,13 @@ export class DashboardFrame extends IFrame {
    */
   adopt(spare: HTMLIFrameElement, page: IFramePage | null): void {
     this._adoption?.spare.remove();
+    if (this._loadsItself) {
+      // Loaded the usual way meanwhile (the pane reloaded while the spare's page was fetched, as
+      // when dashdock starts drawing the plot): that load is current, the fetched page may not be.
+      spare.remove();
+      this._adoption = null;
+      return;
+    }
     this._adoption = { spare, page };
     if (this.isAttached) {
       this._adoptNow();
@@ -61,6 +68,7 @@ export class DashboardFrame extends IFrame {
   reload(): void {
     this._adoption?.spare.remove();
     this._adoption = null;
+    this._loadsItself = true;
     this._iframe.title = this._title;
     this.url = this._page;
   }
@@ -131,6 +139,7 @@ export class DashboardFrame extends IFrame {
   }
 
   private _iframe: HTMLIFrameElement;
+  private _loadsItself = false; // the frame loads its page itself: a spare comes too late
   private _page: string;
   private _title: string;
   private _adoption: {
