@@ -156,6 +156,13 @@ def test_a_notebooks_repr_inline_plot_and_dashboard_link_work_through_the_hub(
     run_in_notebook(bob, "client.close(); cluster.close()")
 
 
+# daskhub's chart sets the gateway's public address to a path (for the browser's own host), so a
+# cluster's dashboard link has no host: "/services/dask-gateway/clusters/<name>/status".
+PUBLIC_ADDRESS_A_PATH = (
+    "import dask\ndask.config.set({'gateway.public-address': '/services/dask-gateway/'})\n"
+)
+LINK_IS_A_PATH = "assert cluster.dashboard_link.startswith('/services/dask-gateway/clusters/')"
+
 GATEWAY_NOTEBOOK = [
     "from dask_gateway import Gateway\n"
     "gateway = Gateway()  # DaskHub's settings: the gateway through the hub, the hub's auth\n"
@@ -167,27 +174,31 @@ GATEWAY_NOTEBOOK = [
 ]
 
 
+@pytest.mark.parametrize("public_address", ["absolute", "a path"])
 def test_a_dask_gateway_cluster_from_a_notebook_is_a_source_with_live_panes(
-    browser: Browser, hub: Hub
+    browser: Browser, hub: Hub, public_address: str
 ) -> None:
     alice = _log_in(browser, hub, "alice")
+    cells, notebook = GATEWAY_NOTEBOOK, "gateway.ipynb"
+    if public_address == "a path":
+        cells, notebook = [PUBLIC_ADDRESS_A_PATH + cells[0] + "\n" + LINK_IS_A_PATH], "gateway-path.ipynb"
     # A workspace of its own: the panes of the first test stay in Alice's default one.
-    _run_notebook(alice, hub, "alice", "gateway.ipynb", GATEWAY_NOTEBOOK)
-
-    # The client's dashboard is a path under the gateway's proxy, not a host:port: still a source.
-    sidebar = open_sidebar(alice)
-    row = sidebar.locator(".jp-dashdock-Source-name", has_text="gateway.ipynb")
-    expect(row).to_have_count(1, timeout=180_000)
-    source = _kernel_source(alice)
-    assert source and "/services/dask-gateway/clusters/" in source["url"], source
-    row.click()
-    plot_item(alice, "Task Stream").click()
-    wait_for_bokeh_plot(alice, "Task Stream")
-    plot_item(alice, "Progress").click()
-    wait_for_bokeh_plot(alice, "Progress")
-    screenshot(alice, "jupyterhub-gateway")
+    _run_notebook(alice, hub, "alice", notebook, cells)
 
     try:
+        # The client's dashboard is a path under the gateway's proxy, not a host:port: still a source.
+        sidebar = open_sidebar(alice)
+        row = sidebar.locator(".jp-dashdock-Source-name", has_text=notebook)
+        expect(row).to_have_count(1, timeout=180_000)
+        source = _kernel_source(alice)
+        assert source and "/services/dask-gateway/clusters/" in source["url"], source
+        row.click()
+        plot_item(alice, "Task Stream").click()
+        wait_for_bokeh_plot(alice, "Task Stream")
+        plot_item(alice, "Progress").click()
+        wait_for_bokeh_plot(alice, "Progress")
+        screenshot(alice, "jupyterhub-gateway")
+
         # The notebook replaces its cluster: its source moves to the new one (between the two, for
         # a moment, it has no client), and the panes follow.
         run_in_notebook(alice, REPLACE_CLUSTER)
@@ -210,12 +221,12 @@ SECOND_CLIENT_NOTEBOOK = [
     "local = LocalCluster(n_workers=1, threads_per_worker=1, processes=False, protocol='tcp',\n"
     "                     host='127.0.0.1', dashboard_address='127.0.0.1:0')\n"
     "first = Client(local)",
-    "from dask_gateway import Gateway\n"
+    PUBLIC_ADDRESS_A_PATH + "from dask_gateway import Gateway\n"
     "gateway = Gateway()\n"
     "cluster = gateway.new_cluster()\n"
     "cluster.scale(1)\n"
     "client = cluster.get_client()\n"
-    "client.wait_for_workers(1, timeout=120)",
+    "client.wait_for_workers(1, timeout=120)\n" + LINK_IS_A_PATH,
 ]
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 _PLOT_NAME = re.compile(r"^[a-z0-9-]{1,80}$")
 # Short names people type for the plots they use most.
@@ -33,14 +34,30 @@ def dashboard_url(identity: Any) -> str | None:
 def gateway_dashboard(client: Any) -> str | None:
     """The dashboard of a dask-gateway cluster's client: a path under the gateway's proxy
     (``.../services/dask-gateway/clusters/<name>``), which is where the Jupyter server can reach
-    it; the scheduler's own port may be on a network only the gateway sees."""
+    it; the scheduler's own port may be on a network only the gateway sees.
+
+    A gateway whose public address is a path (daskhub sets ``/services/dask-gateway/``, for the
+    browser's own host) gives a link without a host: it is read on the host of the address this
+    client talks to the gateway on, which serves the same paths (the hub's proxy)."""
     cluster = getattr(client, "cluster", None)
     if cluster is None or not type(cluster).__module__.startswith("dask_gateway"):
         return None
     link = getattr(cluster, "dashboard_link", None)
+    if isinstance(link, str) and link.startswith("/") and not link.startswith("//"):
+        link = _on_host_of(getattr(getattr(cluster, "gateway", None), "address", None), link)
     if isinstance(link, str) and link.startswith(("http://", "https://")):
         return link.removesuffix("/status").rstrip("/")
     return None
+
+
+def _on_host_of(address: object, path: str) -> str | None:
+    """``path`` on the scheme and host of ``address`` (an http(s) URL), or None."""
+    if not isinstance(address, str):
+        return None
+    parts = urlsplit(address)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        return None
+    return urlunsplit((parts.scheme, parts.netloc, path, "", ""))
 
 
 def plot_path(plot: str) -> str:
