@@ -57,6 +57,9 @@ def test_a_thousand_failing_tasks_are_one_notification_that_opens_the_exceptions
     # The alerts panel, opened from its entry in the Dask sidebar (which counts the alerts),
     # lists it with what it offers; every control has a name.
     entry = open_sidebar(page).get_by_role("button", name=re.compile(r"^Alerts \([0-9,]+\)$"))
+    # Beside the count, the sidebar's name shows whole in a sidebar of Lab's default width.
+    header = page.locator(".jp-dashdock-Sidebar-header")
+    assert header.evaluate("node => node.scrollWidth <= node.clientWidth"), header.inner_text()
     entry.focus()
     page.keyboard.press("Enter")
     panel = page.locator(".jp-dashdock-Alerts")

@@ -11,7 +11,7 @@ import { CommandIDs, IAlertsModel } from '../tokens';
 import { Section } from '../ui/section';
 
 /**
- * "Alerts (N)" in the sidebar's header, so the panel is found without the command palette. A
+ * The bell and how many alerts there are (named "Alerts (N)") in the sidebar's header, so the panel is found without the command palette. A
  * `Section` for its plumbing: the click while attached, the model until disposed.
  */
 export class AlertsEntry extends Section {
@@ -39,9 +39,13 @@ export class AlertsEntry extends Section {
 
   private _render(): void {
     const count = this._model.alerts.length;
-    this._label.textContent = count
+    const name = count
       ? this._trans.__('Alerts (%1)', count.toLocaleString())
       : this._trans.__('Alerts');
+    // With alerts, the bell and their number: "Alerts (1,234)" would push the sidebar's name out
+    // of a sidebar of Lab's default width ("DASK DASHBO…").
+    this._label.textContent = count ? count.toLocaleString() : name;
+    this.node.setAttribute('aria-label', name);
     this.node.title = this._trans.__(
       'The recent alerts of the Dask schedulers this Lab follows'
     );
