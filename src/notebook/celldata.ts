@@ -212,8 +212,12 @@ const CELL_ALERT_KINDS: ReadonlySet<AlertKind> = new Set([
 ]);
 
 /**
- * The alerts of `source` raised or updated while a cell's work ran: from its first task to its
- * last one's end (`now` while it runs, in Unix seconds) and `ALERT_GRACE` after, oldest first.
+ * The alerts of `source` that belong to a cell, oldest first. Failed tasks are the cell's when its
+ * own tasks of that group failed, and are counted as the cell's own (an alert merged across cells
+ * counts them all): the ledger says which tasks are the cell's. Trouble of the cluster (a worker
+ * lost or paused, spilling, the scheduler gone) is the cell's when it was raised or updated while
+ * the cell's work ran: from its first task to its last one's end (`now` while it runs, in Unix
+ * seconds) and `ALERT_GRACE` after.
  */
 export function cellAlerts(
   alerts: readonly IAlert[],
@@ -227,15 +231,44 @@ export function cellAlerts(
   }
   const end =
     (report.settled ? start + report.wall : Math.max(now, start)) + ALERT_GRACE;
-  return alerts
-    .filter(
-      alert =>
-        alert.source === source &&
-        CELL_ALERT_KINDS.has(alert.kind) &&
-        alert.time <= end &&
-        alert.updated >= start
-    )
-    .sort((a, b) => a.time - b.time);
+  const during = (alert: IAlert) => alert.time <= end && alert.updated >= start;
+  const shown: IAlert[] = [];
+  for (const alert of alerts) {
+    if (alert.source !== source || !CELL_ALERT_KINDS.has(alert.kind)) {
+      continue;
+    }
+    if (alert.kind !== 'task-erred') {
+      if (during(alert)) {
+        shown.push(alert);
+      }
+      continue;
+    }
+    const group = alert.detail.group;
+    const own = typeof group === 'string' ? erredOf(report, group) : 0;
+    // Past the groups a report lists (MAX_GROUPS in kernel/ledger.py), the rest are summed as
+    // "other": failures there, while the alert grew, may be this group's.
+    const other =
+      own === 0 && report.groups.length > MAX_LISTED_GROUPS && during(alert)
+        ? Math.min(erredOf(report, OTHER_GROUP), alert.count)
+        : 0;
+    const count = own || other;
+    if (count > 0) {
+      shown.push({
+        ...alert,
+        title: `${group as string}: ${plural(count)} erred`,
+        count
+      });
+    }
+  }
+  return shown.sort((a, b) => a.time - b.time);
+}
+
+/** The groups a cell's report lists before summing the rest as `OTHER_GROUP` (kernel/ledger.py). */
+const MAX_LISTED_GROUPS = 12;
+const OTHER_GROUP = 'other';
+
+function erredOf(report: ICellReport, group: string): number {
+  return report.groups.find(listed => listed.name === group)?.erred ?? 0;
 }
 
 /** 0.04 -> '40 ms', 2.63 -> '2.6 s', 150 -> '2.5 min' (as the kernel writes them). */
