@@ -275,3 +275,40 @@ describe('gridSteps', () => {
     }
   });
 });
+
+describe('what a plot needs', () => {
+  it('does not halve a pane below the height its plot or the new plot needs', () => {
+    // 700 px high: halves of 334 px, enough for the rule (200) and for a Graph (340)? No.
+    const graph: IPaneBox = {
+      id: 'g',
+      width: 600,
+      height: 700,
+      minHeight: 340
+    };
+    assert.equal(canHalve(graph, 'split-bottom', RULE), false);
+    assert.equal(
+      canHalve({ ...graph, minHeight: 0 }, 'split-bottom', RULE),
+      true
+    );
+    assert.equal(
+      canHalve({ ...graph, minHeight: 0 }, 'split-bottom', RULE, 340),
+      false
+    );
+    // Side by side keeps the height: fine for both.
+    assert.equal(canHalve(graph, 'split-right', RULE, 340), false); // 298 px wide halves
+    const wide: IPaneBox = { ...graph, width: 1000 };
+    assert.equal(canHalve(wide, 'split-right', RULE, 340), true);
+  });
+
+  it('opens a plot as a tab rather than squeeze a Progress under another pane', () => {
+    const tall: IPaneBox = { id: 'a', width: 500, height: 560, minHeight: 0 };
+    assert.deepEqual(placePlot([tall], tall, RULE), {
+      mode: 'split-bottom',
+      ref: 'a'
+    });
+    assert.deepEqual(placePlot([tall], tall, RULE, 300), {
+      mode: 'tab-after',
+      ref: 'a'
+    });
+  });
+});

@@ -87,6 +87,10 @@ def _assert_usable(page: Page) -> tuple[float, float]:
     assert sizes
     small = {pane_id: size for pane_id, size in sizes.items() if size[0] < MIN_WIDTH or size[1] < MIN_HEIGHT}
     assert not small, small
+    # Nor below what its own plot needs (Progress, Graph, Profile need more: src/api/plots.ts).
+    needs = {pane: float(page.locator(f"#{pane}").get_attribute("data-min-height") or 0) for pane in sizes}
+    squeezed = {pane: (sizes[pane], need) for pane, need in needs.items() if sizes[pane][1] < need - 2}
+    assert not squeezed, squeezed
     return min(width for width, _ in sizes.values()), min(height for _, height in sizes.values())
 
 

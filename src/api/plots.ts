@@ -27,6 +27,28 @@ export const KEY_PLOTS: readonly {
 ];
 
 /**
+ * The height (pixels) below which a plot cannot be read, for plots that need more than the
+ * smallest pane (the `minPaneHeight` setting): Progress draws a bar per task group and overprints
+ * its labels, the Graph turns into a strip, Profile's flame graph and toolbar break. Measured on
+ * Dask's pages at Lab's default font size.
+ */
+const PLOT_MIN_HEIGHTS: Readonly<Record<string, number>> = {
+  '/individual-progress': 300,
+  '/individual-graph': 340,
+  '/individual-profile': 420,
+  '/individual-profile-server': 420,
+  '/individual-fine-performance-metrics': 420,
+  '/individual-groups': 300,
+  '/individual-workers': 260,
+  '/individual-task-stream': 240
+};
+
+/** What a plot needs to be read (0: the smallest pane is enough). */
+export function plotMinHeight(path: string): number {
+  return PLOT_MIN_HEIGHTS[path.split('?')[0]] ?? 0;
+}
+
+/**
  * Plot groups in the order the sidebar shows them. The server assigns each plot its group
  * (dashdock/sources/catalog.py, GROUPS); a group it adds later shows under "other".
  */

@@ -11,6 +11,8 @@ export interface IPaneBox {
   id: string;
   width: number;
   height: number;
+  /** The height its plot needs to be read (`plotMinHeight`), when more than the rule's minimum. */
+  minHeight?: number;
 }
 
 /**
@@ -26,18 +28,19 @@ export interface ISizeRule {
 }
 
 /**
- * Whether splitting `box` by `mode` leaves both halves at least the minimum size.
+ * Whether splitting `box` by `mode` leaves both halves at least the minimum size, and at least
+ * the height each half's plot needs: `box`'s own, and `incoming` (the new plot's).
  */
 export function canHalve(
   box: IPaneBox,
   mode: 'split-right' | 'split-bottom',
-  rule: ISizeRule
+  rule: ISizeRule,
+  incoming = 0
 ): boolean {
+  const height = Math.max(rule.minHeight, box.minHeight ?? 0, incoming);
   return mode === 'split-right'
-    ? (box.width - rule.gapX) / 2 >= rule.minWidth &&
-        box.height >= rule.minHeight
-    : (box.height - rule.gapY) / 2 >= rule.minHeight &&
-        box.width >= rule.minWidth;
+    ? (box.width - rule.gapX) / 2 >= rule.minWidth && box.height >= height
+    : (box.height - rule.gapY) / 2 >= height && box.width >= rule.minWidth;
 }
 
 /**
@@ -46,13 +49,14 @@ export function canHalve(
  */
 export function halving(
   box: IPaneBox,
-  rule: ISizeRule
+  rule: ISizeRule,
+  incoming = 0
 ): 'split-right' | 'split-bottom' | null {
   const wide = box.width >= box.height;
   const order: ('split-right' | 'split-bottom')[] = wide
     ? ['split-right', 'split-bottom']
     : ['split-bottom', 'split-right'];
-  return order.find(mode => canHalve(box, mode, rule)) ?? null;
+  return order.find(mode => canHalve(box, mode, rule, incoming)) ?? null;
 }
 
 /**
@@ -61,26 +65,28 @@ export function halving(
  *
  * - No pane on screen: beside whatever the main area shows.
  * - Else the active pane is halved, so a run of clicks tiles instead of thinning panes out,
- * - unless that leaves a half below the minimum: then the largest pane on screen is halved,
+ * - unless that leaves a half below the minimum, or below what its plot needs (`incoming` is the
+ *   new plot's height, a box's `minHeight` its own): then the largest pane on screen is halved,
  * - and when no pane can be halved, the plot opens as a tab beside the largest pane, so no pane
  *   on screen ever gets smaller than the minimum.
  */
 export function placePlot(
   visible: readonly IPaneBox[],
   last: IPaneBox | null,
-  rule: ISizeRule
+  rule: ISizeRule,
+  incoming = 0
 ): IPanePlacement {
   if (!visible.length) {
     return { mode: 'split-right' };
   }
-  const lastMode = last ? halving(last, rule) : null;
+  const lastMode = last ? halving(last, rule, incoming) : null;
   if (last && lastMode) {
     return { mode: lastMode, ref: last.id };
   }
   const largest = visible.reduce((best, box) =>
     box.width * box.height > best.width * best.height ? box : best
   );
-  const mode = halving(largest, rule);
+  const mode = halving(largest, rule, incoming);
   return { mode: mode ?? 'tab-after', ref: largest.id };
 }
 

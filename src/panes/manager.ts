@@ -11,7 +11,7 @@ import { IDisposable } from '@lumino/disposable';
 import { MessageLoop } from '@lumino/messaging';
 import type { DockPanel, Widget } from '@lumino/widgets';
 
-import { KEY_PLOTS, nameFromPath } from '../api/plots';
+import { KEY_PLOTS, nameFromPath, plotMinHeight } from '../api/plots';
 import { IPanePlacement, IPlotPanes, ISourcesModel } from '../tokens';
 import { isDarkTheme } from '../ui/theme';
 import {
@@ -91,6 +91,8 @@ export class PaneManager implements IPlotPanes, IDisposable {
       spares: this._spares
     });
     pane.setDark(this._isDark());
+    // What its plot needs to be read (placement keeps a pane that high), for tests and people.
+    pane.node.dataset.minHeight = String(plotMinHeight(options.path));
     // The restorer saves a pane's args when it is added; later changes are saved here.
     pane.stateChanged.connect(() => void this.tracker.save(pane));
     pane.disposed.connect(this._updateLabels, this);
@@ -103,7 +105,9 @@ export class PaneManager implements IPlotPanes, IDisposable {
     // A main area holding nothing but Launchers gives them up once the pane is there (closing them
     // earlier would make Lab open another): a clicked plot gets the room, not a strip beside them.
     const launchers = this._loneLaunchers();
-    const { mode, ref } = placement.mode ? placement : this._placement();
+    const { mode, ref } = placement.mode
+      ? placement
+      : this._placement(plotMinHeight(options.path));
     const pane = this.create(options);
     this._shell.add(pane, 'main', { mode, ref: ref ?? null });
     this._shell.activateById(pane.id);
@@ -147,7 +151,13 @@ export class PaneManager implements IPlotPanes, IDisposable {
       const box = refPane && this._box(refPane);
       // A grid cell that would be too small tiles as a click would instead.
       const placement =
-        box && canHalve(box, mode, this._sizeRule(refPane))
+        box &&
+        canHalve(
+          box,
+          mode,
+          this._sizeRule(refPane),
+          plotMinHeight(options[index].path)
+        )
           ? { mode, ref: box.id }
           : {};
       opened.set(index, this.open(options[index], placement));
@@ -175,7 +185,7 @@ export class PaneManager implements IPlotPanes, IDisposable {
   }
 
   /** Where a plot goes when its caller did not say: by `placePlot`, against the panes on screen. */
-  private _placement(): IPanePlacement {
+  private _placement(incoming: number): IPanePlacement {
     MessageLoop.flush(); // see _box
     const visible = this.tracker.filter(pane => pane.isVisible);
     const current = this.tracker.currentWidget;
@@ -183,7 +193,8 @@ export class PaneManager implements IPlotPanes, IDisposable {
     return placePlot(
       visible.map(pane => this._box(pane)),
       last,
-      this._sizeRule(visible[0])
+      this._sizeRule(visible[0]),
+      incoming
     );
   }
 
@@ -191,7 +202,7 @@ export class PaneManager implements IPlotPanes, IDisposable {
     // Lay out what earlier calls added (the dock fits itself in a later frame), so sizes are real.
     MessageLoop.flush();
     const { width, height } = pane.node.getBoundingClientRect();
-    return { id: pane.id, width, height };
+    return { id: pane.id, width, height, minHeight: plotMinHeight(pane.path) };
   }
 
   /** The minimum size, and what a split costs in the dock the panes are in. */
