@@ -193,6 +193,8 @@ export namespace IDaskSidebar {
     rank: number;
     /** Its share of the sidebar's height; 0 starts it collapsed (and counts as 1 once opened). */
     weight: number;
+    /** The least height (pixels) it keeps while open, when the sidebar has room (default 96). */
+    least?: number;
   }
 }
 

@@ -75,3 +75,67 @@ describe('shared after a restore', () => {
     near(sum(sizes), 1);
   });
 });
+
+describe('a section that needs more room', () => {
+  it('gets its own least height when the others can give it', () => {
+    // Five open sections of equal weight; the last (History) needs 0.3 of the height.
+    const sizes = shared(
+      [0.3, 0.3, 0.3, 0.05, 0.05],
+      [true, true, true, true, true],
+      [1, 1, 1, 1, 1],
+      -1,
+      [0.1, 0.1, 0.1, 0.1, 0.3]
+    );
+    assert.ok(sizes[4] >= 0.3 - 1e-9, String(sizes));
+    assert.ok(sizes[3] >= 0.1 - 1e-9, String(sizes));
+    near(sum(sizes), 1);
+  });
+
+  it('cuts floors that do not fit together in proportion', () => {
+    const sizes = shared([0.5, 0.5], [true, true], [1, 1], -1, [0.4, 1.2]);
+    near(sizes[0], 0.25);
+    near(sizes[1], 0.75);
+  });
+});
+
+describe('floors that fill the whole', () => {
+  it('are each given, though the room left is exactly what they need', () => {
+    const sizes = shared(
+      [0.28, 0.28, 0.07, 0.28, 0.07],
+      [true, true, true, true, true],
+      [1, 1, 1, 1, 1],
+      -1,
+      [0.17, 0.17, 0.17, 0.17, 0.35].map(f => f / 1.03)
+    );
+    assert.ok(sizes[4] >= 0.35 / 1.03 - 1e-9, String(sizes));
+    near(sum(sizes), 1);
+  });
+});
+
+describe('sizes not laid out yet', () => {
+  it('are shared as if none had any', () => {
+    const sizes = shared([NaN, NaN, NaN], [true, true, true], [1, 1, 1], -1);
+    sizes.forEach(size => near(size, 1 / 3));
+  });
+});
+
+describe('sizes at their floors already', () => {
+  it('stay there, whatever the rounding', () => {
+    const floors = [
+      0.1735985533453888, 0.1735985533453888, 0.1735985533453888,
+      0.1735985533453888, 0.3616636528028933
+    ];
+    const sizes = shared(
+      [
+        0.16438356164383558, 0.16438356164383558, 0.16438356164383564,
+        0.16438356164383558, 0.34246575342465757
+      ],
+      [true, true, true, true, true],
+      [1, 2, 1, 1.6, 1],
+      -1,
+      floors
+    );
+    sizes.forEach(size => assert.ok(Number.isFinite(size), String(sizes)));
+    near(sum(sizes), 1);
+  });
+});

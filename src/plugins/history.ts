@@ -68,7 +68,12 @@ export const historyPlugin: JupyterFrontEndPlugin<void> = {
     }
     if (sidebar && sources) {
       const options = { model: sources, commands: app.commands, trans };
-      sidebar.addSection(new HistorySection(options), { rank: 500, weight: 0 });
+      // Room for three runs under its recording switches once opened (about 44 px a row).
+      sidebar.addSection(new HistorySection(options), {
+        rank: 500,
+        weight: 0,
+        least: 200
+      });
     }
   }
 };

@@ -40,15 +40,29 @@ export class SharedSections {
     // Lab restores which sections were open and the sizes it saved last, which may be older than
     // the last fold: an open section restored to no height gets its room back.
     void restored.then(() => this._keepUsable());
+    // A sidebar restored while hidden had no height to share: each section gets its room back
+    // when the sidebar is shown (a reload with History open gave it 35 px).
+    let height = 0;
+    new ResizeObserver(() => {
+      const shown = this._accordion.node.clientHeight;
+      if (height === 0 && shown > 0 && this._started) {
+        this._keepUsable();
+      }
+      height = shown;
+    }).observe(this._accordion.node);
   }
 
   /**
    * Add `section` after those of lower or equal rank, with its share of the height.
    */
-  add(section: Widget, options: { rank: number; weight: number }): void {
+  add(
+    section: Widget,
+    options: { rank: number; weight: number; least?: number }
+  ): void {
     const index = this._ranks.filter(rank => rank <= options.rank).length;
     this._ranks.splice(index, 0, options.rank);
     this._weights.set(section, options.weight);
+    this._least.set(section, options.least ?? LEAST_HEIGHT);
     if (!this._started) {
       this._waiting.splice(index, 0, section);
       return;
@@ -104,14 +118,11 @@ export class SharedSections {
       0
     );
     const room = accordion.node.clientHeight - titles;
+    const least = accordion.widgets.map(widget =>
+      room > 0 ? (this._least.get(widget) ?? LEAST_HEIGHT) / room : 0
+    );
     accordion.setRelativeSizes(
-      shared(
-        accordion.relativeSizes(),
-        open,
-        weight,
-        index,
-        room > 0 ? LEAST_HEIGHT / room : 0
-      )
+      shared(accordion.relativeSizes(), open, weight, index, least)
     );
   }
 
@@ -135,26 +146,30 @@ export class SharedSections {
   private _waiting: Widget[] = [];
   private _ranks: number[] = [];
   private _weights = new Map<Widget, number>();
+  private _least = new Map<Widget, number>();
 }
 
 /**
  * Relative sizes after section `toggled` was opened or closed: `sizes` as they are, `open` which
- * sections are, `weight` their weights, `least` the least size of an open section (as a part of
- * the whole, kept when every open section can have it). Pure, so node runs it.
+ * sections are, `weight` their weights, `least` the least size of an open section, or of each
+ * (as a part of the whole; cut in proportion when they do not fit together). Pure, so node runs it.
  */
 export function shared(
   sizes: readonly number[],
   open: readonly boolean[],
   weight: readonly number[],
   toggled: number,
-  least = 0
+  least: number | readonly number[] = 0
 ): number[] {
   const openWeight = weight.reduce((sum, w, i) => sum + (open[i] ? w : 0), 0);
   if (!openWeight) {
     return sizes.map(() => 0);
   }
   const fair = weight.map(w => w / openWeight);
-  let next = sizes.map((size, i) => (open[i] ? Math.max(size, 0) : 0));
+  // Lumino reports NaN sizes for an accordion not laid out yet (a sidebar restored hidden).
+  let next = sizes.map((size, i) =>
+    open[i] && Number.isFinite(size) ? Math.max(size, 0) : 0
+  );
   if (open[toggled]) {
     // The opened section takes its fair share; the others share the rest as they were.
     const others = next.reduce(
@@ -172,26 +187,35 @@ export function shared(
             : fair[i]
     );
   }
-  const opened = open.filter(Boolean).length;
-  const floor = least * opened <= 1 ? least : 0;
+  const wanted = sizes.map((_, i) =>
+    open[i] ? (typeof least === 'number' ? least : (least[i] ?? 0)) : 0
+  );
+  // Floors that do not fit together are cut in proportion: a section that needs more keeps more.
+  const wantedTotal = wanted.reduce((sum, w) => sum + w, 0);
+  const floors = wanted.map(w => (wantedTotal > 1 ? w / wantedTotal : w));
   next = next.map((size, i) =>
     open[i] ? Math.max(size, fair[i] * LEAST_OF_SHARE) : 0
   );
   let total = next.reduce((sum, size) => sum + size, 0);
   next = next.map(size => size / total);
-  // Raise the sections under the floor to it, taking the room from those above it.
-  const low = next.map((size, i) => open[i] && size < floor);
+  // Raise the sections under their floor to it, taking the room from those above theirs.
+  const low = next.map((size, i) => open[i] && size < floors[i]);
   const needed = next.reduce(
-    (sum, size, i) => sum + (low[i] ? floor - size : 0),
+    (sum, size, i) => sum + (low[i] ? floors[i] - size : 0),
     0
   );
   const spare = next.reduce(
-    (sum, size, i) => sum + (open[i] && !low[i] ? size - floor : 0),
+    (sum, size, i) => sum + (open[i] && !low[i] ? size - floors[i] : 0),
     0
   );
-  if (needed > 0 && spare >= needed) {
+  // (Floors cut to fill the whole leave exactly the room needed: allow for rounding.)
+  if (needed > 0 && spare > 0 && spare >= needed - 1e-9) {
     next = next.map((size, i) =>
-      !open[i] ? 0 : low[i] ? floor : size - ((size - floor) / spare) * needed
+      !open[i]
+        ? 0
+        : low[i]
+          ? floors[i]
+          : size - ((size - floors[i]) / spare) * needed
     );
   }
   total = next.reduce((sum, size) => sum + size, 0);
