@@ -209,9 +209,6 @@ export class ClustersSection extends Section {
    */
   private async _stop(cluster: ICluster): Promise<void> {
     const trans = this._trans;
-    // Where the keyboard was when the user asked: polls may redraw the card before it is gone.
-    const card = this._cards.get(cluster.id)?.node;
-    const hadFocus = !!card?.contains(document.activeElement);
     await this._model.refresh().catch(() => undefined);
     const tasks =
       this._model.clusters.find(c => c.id === cluster.id)?.tasks ?? null;
@@ -238,14 +235,6 @@ export class ClustersSection extends Section {
       }
     }
     await this._model.stop(cluster.id);
-    // The card and the focused button in it are gone: keep the keyboard in the section, unless
-    // the user has moved it elsewhere meanwhile.
-    const active = document.activeElement;
-    const focusLeft =
-      !active || active === document.body || !!card?.contains(active);
-    if (hadFocus && focusLeft && !this._model.errors.has(cluster.id)) {
-      this._create.focus();
-    }
   }
 
   private _render(): void {
@@ -281,11 +270,24 @@ export class ClustersSection extends Section {
     const known = new Set(
       clusters.filter(c => this._cards.get(c.id)).map(c => c.id)
     );
+    const focusInCards = this._cardList.contains(document.activeElement);
     this._cards.render(
       this._cardList,
       clusters,
       clusters.length || starting ? [] : [this._empty]
     );
+    // The focused control went with its card (shut down, here or from a notebook) or was disabled
+    // (the cluster is stopping): keep the keyboard in the section rather than lose it to the page.
+    const active = document.activeElement as HTMLButtonElement | null;
+    if (
+      focusInCards &&
+      (!active ||
+        active === document.body ||
+        !active.isConnected ||
+        active.disabled)
+    ) {
+      this._create.focus();
+    }
     // A cluster that appeared while the section is seen (New cluster, or a notebook's) is
     // brought into sight with its controls (at the card's end, when the card is taller than the
     // section); the clusters listed on load stay where they are.
