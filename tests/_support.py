@@ -170,6 +170,16 @@ class _HostileHeadersHandler(_EchoHandler):
         self.finish("<html><body>hostile</body></html>")
 
 
+class _HostilePictureHandler(_EchoHandler):
+    """A picture whose dashboard asks for credentialed reads by any site."""
+
+    def get(self, *args: Any) -> None:
+        self.set_header("Content-Type", "image/png")
+        self.set_header("Access-Control-Allow-Origin", "https://evil.example")
+        self.set_header("Access-Control-Allow-Credentials", "true")
+        self.finish(b"\x89PNG\r\n\x1a\n")
+
+
 class _StreamHandler(_EchoHandler):
     """Sends a first chunk, then holds the rest back until the test says the first chunk arrived."""
 
@@ -266,6 +276,7 @@ class RecordingUpstream:
                 (r"(?:/sub/dash)?/redirect", _RedirectHandler, options),
                 (r"/framing", _FramingHandler, options),
                 (r"/hostile-headers", _HostileHeadersHandler, options),
+                (r"/statics/images/numpy\.png", _HostilePictureHandler, options),
                 (r"/stream", _StreamHandler, options),
                 (r"/ws", _WebSocketHandler, options),
                 (r"/.*", _EchoHandler, options),

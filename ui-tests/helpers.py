@@ -6,7 +6,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from page_log import page_log
+from page_log import frames_state, page_log
 from playwright.sync_api import Frame, Locator, Page
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
@@ -50,14 +50,14 @@ def wait_for_bokeh_plot(page: Page, name: str) -> None:
     frame = pane_frame(page, name)
     try:
         frame.wait_for_function(
-            "() => window.Bokeh && Bokeh.documents.length > 0 && Bokeh.documents[0].roots().length > 0",
+            "() => window.Bokeh?.documents.some(doc => doc.roots().length > 0)",
             timeout=45_000,
         )
     except PlaywrightTimeoutError:
         # Say which pane and what it showed instead, so a failure on a loaded CI machine can be read.
         status = pane(page, name).locator(".jp-dashdock-PaneStatus").all_inner_texts()
         body = frame.evaluate("() => document.body ? document.body.innerText.slice(0, 300) : ''")
-        shown = f"status {status}, frame {frame.url}: {body!r}\n{page_log(page)}"
+        shown = f"status {status}, frame {frame.url}: {body!r}\n{frames_state(page)}\n{page_log(page)}"
         raise AssertionError(f"{name!r} drew no Bokeh plot in 45 s: {shown}") from None
     frame.locator("canvas").first.wait_for(state="visible", timeout=45_000)
 

@@ -44,15 +44,41 @@ def keep_page_log(page: Page) -> None:
         if "/dashdock/" in frame.url:
             note(f"frame at {frame.url}")
 
+    def on_detached(frame: Frame) -> None:
+        if "/dashdock/" in frame.url:
+            note(f"frame detached {frame.url}")
+
     page.on("console", on_console)
     page.on("pageerror", lambda error: note(f"page error: {error}"))
     page.on("response", on_response)
     page.on("requestfailed", lambda request: note(f"failed {request.url}: {request.failure}"))
     page.on("websocket", on_websocket)
     page.on("framenavigated", on_navigated)
+    page.on("framedetached", on_detached)
 
 
 def page_log(page: Page) -> str:
     """The kept events of ``page``, oldest first, one per line."""
     entries = _logs.get(page)
     return "\n".join(entries) if entries else "(no page log kept)"
+
+
+# What each of a page's Bokeh documents holds: a frame can construct more than one (a reconnect
+# pulls a replacement), so the first is not always the one shown.
+_DOCUMENTS = """() => window.Bokeh
+    ? Bokeh.documents.map(doc => doc.roots().map(root => root.type).join('+') || 'no roots').join(', ')
+    : 'no Bokeh'"""
+
+
+def frames_state(page: Page) -> str:
+    """Each dashdock frame of ``page`` now: its URL and what its Bokeh documents hold."""
+    lines = []
+    for frame in page.frames:
+        if "/dashdock/" not in frame.url:
+            continue
+        try:
+            held = frame.evaluate(_DOCUMENTS)
+        except Exception as error:  # a frame detached or navigating meanwhile
+            held = f"unreadable: {str(error)[:80]}"
+        lines.append(f"{frame.url[-90:]}: {held}")
+    return "\n".join(lines) or "(no dashdock frames)"

@@ -20,7 +20,7 @@ from lab import (
     stop_cluster,
     wait_for_lab,
 )
-from page_log import keep_page_log, page_log
+from page_log import frames_state, keep_page_log, page_log
 from playwright.sync_api import Browser, Page, expect
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
@@ -123,11 +123,13 @@ def test_nine_clicked_plots_leave_no_pane_below_the_minimum(
         name = page.locator(f"#{pane_id} iframe").get_attribute("title") or ""
         frame = pane_frame(page, name)
         try:
-            frame.wait_for_function("() => window.Bokeh?.documents[0]?.roots().length > 0", timeout=45_000)
+            frame.wait_for_function(
+                "() => window.Bokeh?.documents.some(doc => doc.roots().length > 0)", timeout=45_000
+            )
         except PlaywrightTimeoutError:
             status = pane(page, name).locator(".jp-dashdock-PaneStatus").all_inner_texts()
-            body = frame.evaluate("() => document.body ? document.body.innerText.slice(0, 300) : ''")
-            shown = f"{status}, {frame.url}: {body!r}\n{page_log(page)}"
+            state = frames_state(page)
+            shown = f"{status}, {frame.url} (detached: {frame.is_detached()})\n{state}\n{page_log(page)}"
             raise AssertionError(f"{name!r} has no document: {shown}") from None
     screenshot(page, "nine-plots")
 

@@ -124,6 +124,15 @@ def passed_response_headers(upstream_headers: Mapping[str, str]) -> list[tuple[s
     ]
 
 
+def readable_picture(content_type: str) -> bool:
+    """A picture a page may read in CORS mode: Bokeh loads images with ``crossOrigin`` set (Task
+    Groups' library logos), and a sandboxed page's origin is opaque, so without this header a
+    picture of the page's own view URL is refused. A picture reveals nothing the page holding its
+    view URL cannot already show; no credential rides on the request (a CORS request from an
+    opaque origin carries no cookie)."""
+    return content_type.split(";")[0].strip().lower().startswith("image/")
+
+
 def content_security_policies(upstream_policies: list[str]) -> list[str]:
     """The policies a proxied response carries: dashdock's sandbox, then the dashboard's own.
 

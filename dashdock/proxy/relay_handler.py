@@ -33,6 +33,7 @@ from dashdock.proxy.headers import (
     content_security_policies,
     passed_response_headers,
     query_without_credentials,
+    readable_picture,
     rewrite_location,
     upstream_query,
     upstream_request_headers,
@@ -294,6 +295,8 @@ class RelayHandler(DomainErrors, JupyterHandler):
             if not carries(value, forms) and not (rewritten and name.lower() == "content-length"):
                 self.add_header(name, value)
         self._set_sandbox(response.headers.getall("Content-Security-Policy", []))
+        if readable_picture(response.headers.get("Content-Type", "")):
+            self.set_header("Access-Control-Allow-Origin", "*")
         for raw in response.headers.getall("Set-Cookie", []):
             cookie = confine_cookie(raw, route.proxy_prefix)
             if cookie is not None and not carries(raw, forms):

@@ -94,6 +94,22 @@ async def test_a_dashboards_response_headers_pass_only_by_allowlist(
     assert sandbox_policies(response) == [SANDBOX_POLICY, "script-src 'self'"]
 
 
+async def test_a_picture_may_be_read_by_its_sandboxed_page_without_credentials(
+    jupyter: Jupyter, recorder: RecordingUpstream
+) -> None:
+    # Bokeh loads Task Groups' logos in CORS mode from the page's opaque origin: any origin may
+    # read a picture, but never with credentials, whatever the dashboard says.
+    view = await _view_url(jupyter, f"dashdock/proxy/{recorder.netloc}/statics/images/numpy.png")
+    picture = await jupyter.fetch(view, headers={"Origin": "null"}, auth=False, absolute=True)
+    assert picture.code == 200
+    assert picture.body.startswith(b"\x89PNG")
+    assert picture.headers.get_list("Access-Control-Allow-Origin") == ["*"]
+    assert "Access-Control-Allow-Credentials" not in picture.headers
+    # A page is no picture: it stays unreadable across origins.
+    page = await jupyter.proxied(f"dashdock/proxy/{recorder.netloc}/hostile-headers")
+    assert "Access-Control-Allow-Origin" not in page.headers
+
+
 async def test_a_service_worker_script_is_never_served(jupyter: Jupyter, recorder: RecordingUpstream) -> None:
     view = await _view_url(jupyter, f"dashdock/proxy/{recorder.netloc}/sw.js")
     asked = await jupyter.fetch(view, headers={"Service-Worker": "script"}, auth=False, absolute=True)
