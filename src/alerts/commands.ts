@@ -2,7 +2,6 @@
  * The `open-alerts` command: the alerts panel, one per source filter, brought to the front if open.
  */
 
-import { JupyterFrontEnd } from '@jupyterlab/application';
 import { MainAreaWidget } from '@jupyterlab/apputils';
 import { TranslationBundle } from '@jupyterlab/translation';
 import { CommandRegistry } from '@lumino/commands';
@@ -10,10 +9,11 @@ import { CommandRegistry } from '@lumino/commands';
 import { CommandIDs } from '../tokens';
 import { AlertsModel } from './model';
 import { AlertsPanel } from './panel';
+import type { IMainArea } from '../ui/mainarea';
 
 export function addAlertCommands(options: {
   commands: CommandRegistry;
-  shell: JupyterFrontEnd.IShell;
+  shell: IMainArea;
   model: AlertsModel;
   trans: TranslationBundle;
   sourceName: (id: string) => string;

@@ -3,7 +3,6 @@
  * model.ts for history/).
  */
 
-import type { JupyterFrontEnd } from '@jupyterlab/application';
 import { IThemeManager, WidgetTracker } from '@jupyterlab/apputils';
 import { TranslationBundle } from '@jupyterlab/translation';
 import { UUID } from '@lumino/coreutils';
@@ -17,6 +16,7 @@ import { isDarkTheme } from '../ui/theme';
 import { HistoryPane, WINDOW_PAGES, WindowPage } from './pane';
 import { download, HistoryView } from './view';
 import { IWindow } from './window';
+import type { IMainArea } from '../ui/mainarea';
 
 /**
  * Where each page of a window docks, against the view or a page docked before it: the task
@@ -236,7 +236,7 @@ export class HistoryManager implements IDisposable {
     this.panes.forEach(pane => pane.setDark(dark));
   }
 
-  private _shell: JupyterFrontEnd.IShell;
+  private _shell: IMainArea;
   private _trans: TranslationBundle;
   private _themeManager: IThemeManager | null;
   private _panes: IPlotPanes | null;
@@ -244,7 +244,7 @@ export class HistoryManager implements IDisposable {
 
 export namespace HistoryManager {
   export interface IOptions {
-    shell: JupyterFrontEnd.IShell;
+    shell: IMainArea;
     trans: TranslationBundle;
     themeManager: IThemeManager | null;
     /** Places window panes by the plot panes' minimum size (without it they split as laid out). */

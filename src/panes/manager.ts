@@ -2,7 +2,6 @@
  * Creates plot panes, places them and keeps them tracked (see pane.ts for panes/).
  */
 
-import type { JupyterFrontEnd } from '@jupyterlab/application';
 import { IThemeManager, WidgetTracker } from '@jupyterlab/apputils';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
 import { TranslationBundle } from '@jupyterlab/translation';
@@ -25,6 +24,7 @@ import {
 import { PlotPane } from './pane';
 import { rateFromSetting } from './rates';
 import { SpareFrames } from './spares';
+import type { IMainArea } from '../ui/mainarea';
 
 /** How many plots the default layout places as a grid (`gridSteps`). */
 const GRID_SIZE = 4;
@@ -245,7 +245,7 @@ export class PaneManager implements IPlotPanes, IDisposable {
     });
   }
 
-  private _shell: JupyterFrontEnd.IShell;
+  private _shell: IMainArea;
   private _model: ISourcesModel;
   private _trans: TranslationBundle;
   private _themeManager: IThemeManager | null;
@@ -263,7 +263,7 @@ export class PaneManager implements IPlotPanes, IDisposable {
 
 export namespace PaneManager {
   export interface IOptions {
-    shell: JupyterFrontEnd.IShell;
+    shell: IMainArea;
     model: ISourcesModel;
     trans: TranslationBundle;
     themeManager: IThemeManager | null;

@@ -17,6 +17,7 @@ import {
   ISourcesModel,
   TRANSLATION_DOMAIN
 } from '../tokens';
+import { mainAreaOf } from '../ui/mainarea';
 
 export const alertsPlugin: JupyterFrontEndPlugin<IAlertsModel> = {
   id: 'dashdock:alerts',
@@ -44,7 +45,7 @@ export const alertsPlugin: JupyterFrontEndPlugin<IAlertsModel> = {
     });
     addAlertCommands({
       commands: app.commands,
-      shell: app.shell,
+      shell: mainAreaOf(app, trans),
       model,
       trans,
       sourceName

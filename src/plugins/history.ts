@@ -1,6 +1,5 @@
 /**
- * History: the sidebar's section, views of recorded runs and their window panes (see panes.ts for
- * plugins/).
+ * History: the sidebar's section, run views and their window panes (see panes.ts for plugins/).
  */
 
 import {
@@ -21,6 +20,7 @@ import {
   ISourcesModel,
   TRANSLATION_DOMAIN
 } from '../tokens';
+import { mainAreaOf } from '../ui/mainarea';
 
 /**
  * The History view of a run, its window panes, their restoring, the export command and the
@@ -52,7 +52,7 @@ export const historyPlugin: JupyterFrontEndPlugin<void> = {
   ): void => {
     const trans = (translator ?? nullTranslator).load(TRANSLATION_DOMAIN);
     const manager = new HistoryManager({
-      shell: app.shell,
+      shell: mainAreaOf(app, trans),
       trans,
       themeManager,
       panes

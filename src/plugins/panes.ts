@@ -20,10 +20,9 @@ import {
   ISourcesModel,
   TRANSLATION_DOMAIN
 } from '../tokens';
+import { mainAreaOf } from '../ui/mainarea';
 
-/**
- * Plot panes: creating, tracking and restoring them, and the open-plot / open-layout commands.
- */
+/** Plot panes: creating, tracking and restoring them, and the open-plot / open-layout commands. */
 export const panesPlugin: JupyterFrontEndPlugin<IPlotPanes> = {
   id: 'dashdock:panes',
   description:
@@ -49,7 +48,7 @@ export const panesPlugin: JupyterFrontEndPlugin<IPlotPanes> = {
   ): IPlotPanes => {
     const trans = (translator ?? nullTranslator).load(TRANSLATION_DOMAIN);
     const panes = new PaneManager({
-      shell: app.shell,
+      shell: mainAreaOf(app, trans),
       model,
       trans,
       themeManager

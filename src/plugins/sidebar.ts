@@ -6,10 +6,12 @@
 import {
   ILayoutRestorer,
   JupyterFrontEnd,
-  JupyterFrontEndPlugin
+  JupyterFrontEndPlugin,
+  LabShell
 } from '@jupyterlab/application';
+import { INotebookTracker } from '@jupyterlab/notebook';
 import { ITranslator, nullTranslator } from '@jupyterlab/translation';
-import { SidePanel } from '@jupyterlab/ui-components';
+import { SidePanel, ToolbarButton } from '@jupyterlab/ui-components';
 import { Widget } from '@lumino/widgets';
 
 import { AlertsEntry } from '../alerts/entry';
@@ -26,12 +28,13 @@ export const sidebarPlugin: JupyterFrontEndPlugin<IDaskSidebar> = {
     'The left sidebar of Dask dashboards, to which dashdock features add their sections.',
   autoStart: true,
   provides: IDaskSidebar,
-  optional: [ILayoutRestorer, ITranslator, IAlertsModel],
+  optional: [ILayoutRestorer, ITranslator, IAlertsModel, INotebookTracker],
   activate: (
     app: JupyterFrontEnd,
     restorer: ILayoutRestorer | null,
     translator: ITranslator | null,
-    alerts: IAlertsModel | null
+    alerts: IAlertsModel | null,
+    notebooks: INotebookTracker | null
   ): IDaskSidebar => {
     const trans = (translator ?? nullTranslator).load(TRANSLATION_DOMAIN);
     const sidebar = new SidePanel({ translator: translator ?? nullTranslator });
@@ -52,6 +55,20 @@ export const sidebarPlugin: JupyterFrontEndPlugin<IDaskSidebar> = {
 
     app.shell.add(sidebar, 'left', { rank: 200 });
     restorer?.add(sidebar, sidebar.id);
+    // Notebook 7 keeps its side panels closed, reachable only from the View menu: each notebook's
+    // toolbar gets a button that shows the sidebar, where its users look.
+    if (!(app.shell instanceof LabShell)) {
+      notebooks?.widgetAdded.connect((_, panel) => {
+        const button = new ToolbarButton({
+          icon: dashdockIcon,
+          label: trans.__('Dask'),
+          tooltip: trans.__('Show the Dask dashboards sidebar'),
+          onClick: () => app.shell.activateById(sidebar.id)
+        });
+        button.addClass('jp-dashdock-ShowSidebar');
+        panel.toolbar.insertItem(10, 'dashdock-sidebar', button);
+      });
+    }
     return {
       addSection: (section, options) => sections.add(section, options)
     };
