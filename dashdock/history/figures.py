@@ -139,7 +139,8 @@ def report_memory(samples: list[WorkerSample], first: float, last: float, points
     )
     # The view's algorithm: each worker counts with its latest sample, until stale.
     draw_total_memory(plot, total_memory(samples, first, last, points, stale))
-    plot.yaxis.axis_label = "bytes"
+    plot.yaxis.axis_label = "memory"
+    plot.yaxis.formatter = bytes_formatter()  # "1.2 GB", not "1.200e+9"
     return plot
 
 

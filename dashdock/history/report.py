@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import html
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,6 +35,7 @@ from dashdock.history.model import (
     WorkerSample,
     is_clipped,
 )
+from dashdock.history.report_metrics import closing_snapshot, metrics_chart, metrics_section, window_metrics
 from dashdock.history.store import HistoryStore
 
 
@@ -49,7 +50,7 @@ class ReportLimits:
     memory_points: int = MEMORY_POINTS  # points of the memory plot (as the view's)
     stale: float = STALE  # s: a worker with no sample for this long no longer counts in the total
     samples: int = 200_000  # worker samples read
-    metrics_rows: int = 300  # Fine Performance Metrics rows
+    metrics_rows: int = 40  # Fine Performance Metrics: task groups (or contexts) listed and drawn
     metric_samples: int = 100_000  # custom metric samples read (dashdock.metric)
     metric_lines: int = 20  # custom metric lines drawn
 
@@ -163,14 +164,17 @@ def html_report(
     if custom:
         plots.append(report_custom_metrics(custom, limits.metric_lines))
         plots[-1].x_range = plots[0].x_range
-    metrics = store.events(run_id, start, end, limit=1, kind="metrics", newest_first=True)
+    metrics = _window_metrics(store, run_id, start, end)
+    chart = metrics_chart(metrics, limits.metrics_rows) if metrics is not None else None
+    if chart is not None:
+        plots.append(chart)
     exceptions = store.events(run_id, start, end, limit=limits.exceptions, kind="exception")
     sections = "\n".join(
         [
             _groups_section(window),
             _exceptions_section(window, exceptions),
             _gaps_section(store, run_id, start, end),
-            _metrics_section(metrics[0] if metrics else None, limits.metrics_rows),
+            metrics_section(metrics, limits.metrics_rows),
         ]
     )
     # A Document of its own: given bare models, Bokeh would make one from curdoc(), global state
@@ -293,53 +297,16 @@ def _gaps_section(store: HistoryStore, run_id: str, start: float | None, end: fl
     )
 
 
-def _metrics_section(event: Event | None, max_rows: int) -> str:
-    if event is None:
-        return (
-            "<h2>Fine Performance Metrics</h2><p>Not recorded in this window. dashdock reads Dask's "
-            "totals from the schedulers of clusters it manages and of notebooks' clients (Dask has no "
-            "message for them, so those schedulers are given one); a cluster added only by its URL "
-            "keeps them on its live Fine Performance Metrics plot.</p>"
-        )
-    rows = list(_flatten(event.detail, ()))
-    shown = rows[:max_rows]
-    body = "".join(
-        f"<tr><td>{_e(' / '.join(path))}</td><td class='n'>{_number(value)}</td></tr>"
-        for path, value in shown
-    )
-    note = (
-        f"<p class='note'>{len(rows) - len(shown):,} more rows not shown.</p>"
-        if len(rows) > len(shown)
-        else ""
-    )
-    return (
-        f"<h2>Fine Performance Metrics</h2><p>Totals as of {_clock(event.time)}.</p>"
-        f"<table><tr><th>metric</th><th>value</th></tr>{body}</table>{note}"
-    )
+def _window_metrics(store: HistoryStore, run_id: str, start: float | None, end: float | None) -> Any:
+    """Dask's totals over the window: the snapshot closing it less the last one before it."""
 
+    def newest(until: float | None) -> Event | None:
+        found = store.events(run_id, None, until, limit=1, kind="metrics", newest_first=True)
+        return found[0] if found else None
 
-def _flatten(value: object, path: tuple[str, ...]) -> Iterable[tuple[tuple[str, ...], object]]:
-    if isinstance(value, dict):
-        for key, inner in value.items():
-            yield from _flatten(inner, (*path, str(key)))
-    elif isinstance(value, list | tuple) and len(value) == 2 and not isinstance(value[0], int | float):
-        # Rows sent as [[context, prefix, activity, unit], value] pairs.
-        yield from _flatten(value[1], (*path, *(str(part) for part in _as_list(value[0]))))
-    elif isinstance(value, list | tuple):
-        for item in value:
-            yield from _flatten(item, path)
-    else:
-        yield path, value
-
-
-def _as_list(value: object) -> list[object]:
-    return list(value) if isinstance(value, list | tuple) else [value]
-
-
-def _number(value: object) -> str:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return _e(str(value))
-    return f"{value:,.3f}" if isinstance(value, float) else f"{value:,}"
+    after_end = store.events(run_id, end, None, limit=1, kind="metrics") if end is not None else []
+    closing = closing_snapshot(after_end[0] if after_end else None, newest(end), end)
+    return window_metrics(newest(start) if start is not None else None, closing)
 
 
 def _clock(seconds: float) -> str:

@@ -174,8 +174,18 @@ def test_the_report_is_one_offline_page_with_memory_exceptions_and_metrics_escap
     store.add_events(
         RUN,
         [
-            Event(T0 + 1, "metrics", None, {"execute": {"older-totals": 1}}),
-            Event(T0 + 3, "metrics", None, {"execute": {"inc": {"thread-cpu": {"seconds": 1.25}}}}),
+            Event(T0 + 1, "metrics", None, {"execute / inc / thread-cpu / seconds": 0.25}),
+            Event(
+                T0 + 3,
+                "metrics",
+                None,
+                {
+                    "execute / inc / thread-cpu / seconds": 1.25,
+                    "execute / inc / memory-read / bytes": 3 * 2**20,
+                    f"execute / {EVIL} / thread-noncpu / seconds": 0.5,
+                    "gather-dep / network / seconds": 0.002,
+                },
+            ),
         ],
     )
     store.add_events(
@@ -191,8 +201,15 @@ def test_the_report_is_one_offline_page_with_memory_exceptions_and_metrics_escap
     # Self-contained: no script, style sheet or image is loaded from anywhere.
     assert not re.search(r"<(script|link|img)[^>]+(src|href)=", page)
     assert "Bokeh" in page and "Task stream" in page and "Worker memory" in page
-    assert "thread-cpu" in page and "1.250" in page  # Fine Performance Metrics: the newest totals
-    assert "older-totals" not in page
+    # Fine Performance Metrics of the whole run, in units: seconds by group and activity, bytes apart.
+    assert "Where task time went" in page and "compute (CPU)" in page and "1.25 s" in page
+    assert "compute off the CPU (GIL, I/O, waiting)" in page and "500.0 ms" in page
+    assert "network transfer" in page and "2.0 ms" in page
+    assert "<td>memory read</td><td class='n'>3.0 MiB</td>" in page
+    assert "e+" not in page.split("Fine Performance Metrics")[-1]  # no raw exponents in the tables
+    # A window gets what it cost: the closing totals less those before it began.
+    window = html_report(store, RUN, T0 + 2, T0 + 3.5)
+    assert "1.00 s" in window.split("<h2>Fine Performance Metrics</h2>")[1]
     assert "Gaps in the recording" in page and ">9<" in page
     assert "inc-3" in page  # task groups
 

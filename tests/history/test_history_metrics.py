@@ -8,15 +8,27 @@ offers to the recorder (kernel/fine_metrics.py).
 
 from __future__ import annotations
 
+import asyncio
 import io
+import time
+from collections.abc import Callable
+from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
 from _support import Jupyter
-from distributed import Client
+from distributed import Client, LocalCluster
 from test_history_api import START, eventually, run_of
 
 import dashdock
+from dashdock.history.model import Run
+from dashdock.history.recorder.alerts import AlertLimits, AlertWatch
+from dashdock.history.recorder.run_recorder import Limits, RunRecorder
+from dashdock.history.recorder.run_writes import Writer
+from dashdock.history.report import html_report
+from dashdock.history.report_metrics import seconds_text
+from dashdock.history.store import HistoryStore
+from dashdock.kernel.fine_metrics import offer
 
 pytestmark = pytest.mark.slow  # real kernels, clusters or servers started per test
 
@@ -74,7 +86,8 @@ async def test_custom_metrics_and_fine_performance_metrics_are_in_the_run(jupyte
     assert run is not None
     report = (await jupyter.fetch(f"dashdock/api/history/{run['id']}/report")).body.decode()
     assert "Custom metrics" in report
-    assert "Totals as of" in report and "execute / inc" in report
+    # Dask's totals as seconds by task group and activity, in units.
+    assert "Where task time went" in report and "<tr><td>inc</td>" in report and "compute (CPU)" in report
     await jupyter.api("DELETE", f"clusters/{cluster['id']}")
 
 
@@ -83,3 +96,62 @@ async def asyncio_to_thread_client(address: str) -> Client:
     import asyncio
 
     return await asyncio.to_thread(Client, address)
+
+
+def dec(x: int) -> int:
+    return x - 1
+
+
+def test_a_computations_window_gets_exactly_its_own_fine_metrics(tmp_path: Path) -> None:
+    """Two computations one after the other: each one's report counts its own task time and not the
+    other's, since the recorder reads Dask's totals as each computation settles."""
+    store = HistoryStore.open(tmp_path / "history.db")
+    with (
+        LocalCluster(
+            n_workers=1, threads_per_worker=2, processes=False, protocol="tcp", dashboard_address=":0"
+        ) as cluster,
+        Client(cluster) as client,
+    ):
+        client.run_on_scheduler(lambda dask_scheduler: offer(dask_scheduler))
+        run = Run("abcdefabcdef", "fedcba987654", "two", cluster.scheduler_address, time.time())
+        store.begin_run(run)
+
+        def compute(function: Callable[[int], int]) -> tuple[float, float]:
+            began = time.time()
+            client.gather(client.map(function, range(300)))
+            ended = time.time()
+            # The workers' next heartbeats bring the scheduler the totals of every task they ran.
+            deadline = time.monotonic() + 30
+            while min(w.last_seen for w in cluster.scheduler.workers.values()) <= ended:
+                assert time.monotonic() < deadline, "no heartbeat in 30 s"
+                time.sleep(0.05)
+            return began, ended
+
+        async def record_run() -> tuple[tuple[float, float], tuple[float, float]]:
+            writer = Writer(store)
+            limits = Limits(fine_metrics_every=10_000, fine_metrics_settle=2)  # no periodic reads
+            recorder = RunRecorder(
+                run, writer, lambda event: None, limits, AlertWatch(run.source, AlertLimits())
+            )
+            await recorder.start()
+            windows = []
+            for function in (inc, dec):
+                windows.append(await asyncio.to_thread(compute, function))
+                for _ in range(3):  # the tick that reads the tasks, then two idle ones: it settled
+                    await recorder.tick()
+            writer.close()
+            return windows[0], windows[1]
+
+        first, second = asyncio.run(record_run())
+    try:
+        for (start, end), own, other in ((first, "inc", "dec"), (second, "dec", "inc")):
+            page = html_report(store, run.id, start, end).split("<h2>Fine Performance Metrics</h2>")[1]
+            assert f"<tr><td>{own}</td>" in page, page[:2000]
+            assert f"<tr><td>{other}</td>" not in page, page[:2000]
+        # The second window's figure is all of dec's total: nothing of it was before or after.
+        closing = store.events(run.id, kind="metrics", newest_first=True, limit=1)[0]
+        dec_cpu = closing.detail["execute / dec / thread-cpu / seconds"]
+        page = html_report(store, run.id, *second).split("<h2>Fine Performance Metrics</h2>")[1]
+        assert seconds_text(dec_cpu) in page
+    finally:
+        store.close()

@@ -62,6 +62,9 @@ class Limits:
     # Ticks between reads of Fine Performance Metrics totals (kept only when they changed; the
     # last tick of a run reads them too).
     fine_metrics_every: int = 30
+    # Idle ticks after work before its totals are read as well (workers' heartbeats bring a
+    # computation's last figures): a computation's own window then begins and ends on a snapshot.
+    fine_metrics_settle: int = 3
     state_offer_every: int = 5  # ticks between asking a scheduler whether it offers its plot state
     max_line_bytes: int = 1 << 20  # one command on stdin
 
@@ -111,6 +114,7 @@ class RunRecorder:
         self.scheduler_id: str | None = None  # identity's id: another one is another scheduler
         self.metric_cursor: dict[str, int] = {}  # custom metric -> the last sample read
         self.fine_metrics: dict[str, float] | None = None  # the totals recorded last
+        self.idle_ticks = 0  # ticks since the last one that read a finished task
         self.gpus: int | None = None  # workers reporting GPU metrics, as last emitted
         self.mirror_reader = (
             MirrorReader(self.scheduler, mirror, emit, run.id, limits.state_offer_every)
@@ -250,7 +254,9 @@ class RunRecorder:
             if self.ticks % self.limits.samples_every == 0:
                 samples = await self._sample_workers(now, events)
                 metric_samples = await self._metric_samples()
-            if self.ticks % self.limits.fine_metrics_every == 0 or self.stopping.is_set():
+            self.idle_ticks = 0 if tasks else self.idle_ticks + 1
+            settled = self.idle_ticks == self.limits.fine_metrics_settle
+            if self.ticks % self.limits.fine_metrics_every == 0 or settled or self.stopping.is_set():
                 totals = await self.scheduler.fine_metrics()
                 if totals and totals != self.fine_metrics:
                     self.fine_metrics = totals
