@@ -65,9 +65,34 @@ def test_a_thousand_failing_tasks_are_one_notification_that_opens_the_exceptions
     panel = page.locator(".jp-dashdock-Alerts")
     item = panel.locator(".jp-dashdock-Alert[data-kind='task-erred']")
     expect(item).to_contain_text(f"boom: {FAILING:,} tasks erred")
-    expect(item.get_by_role("button", name=f"Show in history: boom: {FAILING:,} tasks erred")).to_be_visible()
+    show = item.get_by_role("button", name=f"Show in history: boom: {FAILING:,} tasks erred")
+    expect(show).to_be_visible()
     assert_accessible(page, ".jp-dashdock-Alerts")
     screenshot(page, "alerts-panel")
+
+    # Show in history opens the run's History view with the alert's stretch brushed on the overview.
+    found = lab.api(f"dashdock/api/alerts?source={cluster['source']}")
+    assert isinstance(found, dict)
+    (alert,) = [a for a in found["alerts"] if a["kind"] == "task-erred"]
+    show.click()
+    view = page.locator(".jp-dashdock-HistoryView")
+    expect(view).to_be_visible()
+    handle = view.locator("iframe").element_handle()
+    assert handle is not None
+    overview = handle.content_frame()
+    assert overview is not None
+    brush = overview.wait_for_function(
+        """() => {
+            const doc = window.Bokeh?.documents.find(d => d.roots().length > 0);
+            const tool = doc && [...doc.all_models].find(m => m.type === 'RangeTool');
+            return tool ? [tool.x_range.start, tool.x_range.end] : null;
+        }""",
+        timeout=45_000,
+    ).json_value()
+    margin = 30  # HISTORY_MARGIN of src/alerts/actions.ts
+    assert abs(brush[0] / 1000 - (alert["time"] - margin)) < 1, (brush, alert)
+    assert abs(brush[1] / 1000 - (alert["updated"] + margin)) < 1, (brush, alert)
+    screenshot(page, "alert-show-in-history")
 
 
 def test_a_muted_source_lists_its_alerts_without_notifying(browser: Browser, lab: Lab) -> None:

@@ -43,7 +43,8 @@ export function download(url: string): void {
 export class HistoryView extends MainAreaWidget<DashboardFrame> {
   constructor(options: HistoryView.IOptions) {
     const trans = options.trans;
-    const url = historyURL(options.run, 'view/overview');
+    // A window given (an alert's "Show in history", a restored view) is drawn as the brush.
+    const url = historyURL(options.run, 'view/overview', options.window ?? {});
     super({
       content: new DashboardFrame({ url, title: trans.__('History overview') })
     });
@@ -99,7 +100,12 @@ export class HistoryView extends MainAreaWidget<DashboardFrame> {
     reload.appendChild(
       refreshIcon.element({ tag: 'span', stylesheet: 'toolbarButton' })
     );
-    reload.addEventListener('click', () => this.content.reload());
+    // Drawn again with the brush where the user left it.
+    reload.addEventListener('click', () =>
+      this.content.navigate(
+        historyURL(this.run, 'view/overview', this._window ?? {})
+      )
+    );
     this.toolbar.addItem('reload', new Widget({ node: reload }));
     this._render();
     void this._loadName();

@@ -73,6 +73,12 @@ export class DashboardFrame extends IFrame {
     this.url = this._page;
   }
 
+  /** Load another page in this frame (one the Lab chose, as `url` was). */
+  navigate(url: string): void {
+    this._page = url;
+    this.reload();
+  }
+
   /** Draw the page in the Lab's dark colours, or in the dashboard's own. */
   setDark(dark: boolean): void {
     this.toggleClass(DARK_CLASS, dark);
