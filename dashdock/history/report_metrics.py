@@ -124,7 +124,8 @@ def owners_by_time(metrics: WindowMetrics, max_rows: int) -> tuple[list[str], li
 
 def metrics_chart(metrics: WindowMetrics, max_rows: int) -> Any:
     """Seconds by group, stacked by activity: one bar per group, in seconds."""
-    from bokeh.models import ColumnDataSource, Legend
+    from bokeh.models import ColumnDataSource, DataRange1d, FactorRange
+    from bokeh.models.annotations import Legend, LegendItem
     from bokeh.palettes import Category10_10
     from bokeh.plotting import figure
 
@@ -137,20 +138,25 @@ def metrics_chart(metrics: WindowMetrics, max_rows: int) -> Any:
         data[activity] = [metrics.seconds.get((owner, activity), 0.0) for owner in shown]
     plot = figure(
         title="Where task time went (Fine Performance Metrics)",
-        y_range=shown,
+        y_range=FactorRange(factors=shown),
+        x_range=DataRange1d(start=0),
         height=min(90 + 24 * len(shown), 900),
         sizing_mode="stretch_width",
         tools="save",
         toolbar_location="right",
     )
     colours = [Category10_10[i % 10] for i in range(len(activities))]
-    renderers = plot.hbar_stack(
+    renderers: list[Any] = plot.hbar_stack(  # Bokeh's stubs type the legend's renderers invariantly
         activities, y="owner", height=0.7, color=colours, source=ColumnDataSource(data)
     )
-    legend = Legend(items=[(activity_name(a), [r]) for a, r in zip(activities, renderers, strict=True)])
+    legend = Legend(
+        items=[
+            LegendItem(label=activity_name(a), renderers=[r])
+            for a, r in zip(activities, renderers, strict=True)
+        ]
+    )
     plot.add_layout(legend, "right")
     plot.xaxis.axis_label = "seconds (thread time, summed over threads)"
-    plot.x_range.start = 0
     return plot
 
 
