@@ -40,6 +40,7 @@ from dashdock.history.model import (
     WorkerSample,
 )
 from dashdock.history.pages_overview import overview
+from dashdock.history.source_runs import PageReads, RunsRead, runs_in_window
 from dashdock.history.store import HistoryStore
 
 __all__ = ["PAGES", "Clipped", "PageAssets", "PageLimits", "history_page"]
@@ -83,7 +84,18 @@ def history_page(
     whole = Window(run.start, max(run.end or now(), run.start + 1e-3))
     first = whole.first if start is None else start
     window = Window(first, max(whole.last if end is None else end, first + 1e-3))  # never empty
-    root, on_ready = build(store, run, whole, window, limits)
+    reads: PageReads | HistoryStore = store
+    runs = [run]
+    if name != "overview" and window.first < run.start:  # a rewound pane: back across a restart
+        runs = runs_in_window(store, run, window.first, window.last)
+        reads = RunsRead(store, runs) if len(runs) > 1 else store
+    root, on_ready = build(reads, run, whole, window, limits)
+    if len(runs) > 1:
+        from bokeh.layouts import column
+
+        began = ", ".join(clock(later.start) for later in runs[1:])
+        note = f"This window spans {len(runs)} runs of this source: its scheduler was replaced at {began}."
+        root = column(caption(note), root, sizing_mode="stretch_both")
     return _render(root, on_ready, f"{run.name}: {name.replace('-', ' ')}", assets)
 
 
@@ -93,7 +105,7 @@ def history_page(
 # -- task stream ---------------------------------------------------------------------------------
 
 
-def _task_stream(store: HistoryStore, run: Run, whole: Window, window: Window, limits: PageLimits) -> Any:
+def _task_stream(store: PageReads, run: Run, whole: Window, window: Window, limits: PageLimits) -> Any:
     from bokeh.layouts import column
     from bokeh.models import Range1d
     from distributed.diagnostics.progress_stream import color_of
@@ -155,7 +167,7 @@ def _task_stream(store: HistoryStore, run: Run, whole: Window, window: Window, l
 # -- progress ------------------------------------------------------------------------------------
 
 
-def _progress(store: HistoryStore, run: Run, whole: Window, window: Window, limits: PageLimits) -> Any:
+def _progress(store: PageReads, run: Run, whole: Window, window: Window, limits: PageLimits) -> Any:
     from bokeh.layouts import column
     from bokeh.models import ColumnDataSource, FactorRange, HoverTool
     from distributed.diagnostics.progress_stream import color_of
@@ -203,7 +215,7 @@ def _progress(store: HistoryStore, run: Run, whole: Window, window: Window, limi
 # -- memory --------------------------------------------------------------------------------------
 
 
-def _memory(store: HistoryStore, run: Run, whole: Window, window: Window, limits: PageLimits) -> Any:
+def _memory(store: PageReads, run: Run, whole: Window, window: Window, limits: PageLimits) -> Any:
     from bokeh.layouts import column
     from bokeh.models import ColumnDataSource, HoverTool, Range1d
     from bokeh.palettes import Category10_10

@@ -196,6 +196,43 @@ def test_memory_shows_each_worker_and_the_total(store: HistoryStore) -> None:
     assert "2 workers" in page
 
 
+def test_a_window_reaching_back_before_its_run_shows_the_sources_earlier_run(store: HistoryStore) -> None:
+    # The scheduler was replaced at 45 s (a restart): a new run of the same source, and one of another.
+    later = "abcabcabcabc"
+    store.begin_run(
+        Run(id=later, source=SOURCE, name="Cluster <1>", scheduler="tcp://127.0.0.1:1", start=T0 + 45)
+    )
+    store.add_tasks(later, burst(0, 30, T0 + 46, group="after"))
+    store.add_worker_samples(later, [WorkerSample(T0 + 46, WORKERS[0], 2**20, 0, 0, 1.0)])
+    other = "0f0f0f0f0f0f"
+    store.begin_run(
+        Run(id=other, source="000000000000", name="other", scheduler="tcp://10.0.0.1:1", start=T0)
+    )
+    store.add_tasks(other, burst(0, 5, T0 + 30, group="elsewhere"))
+
+    # A pane rewound over both asks the newest run: both runs of its source are drawn, not the other.
+    page = history_page(store, later, "task-stream", T0 + 15, T0 + 60, ASSETS)
+    groups = set(column(document_of(page), "group"))
+    assert groups == {"dec", "boom", "after"}
+    assert "This window spans 2 runs of this source" in page
+    counts = dict(
+        zip(
+            column(document_of(history_page(store, later, "progress", T0 + 15, T0 + 60, ASSETS)), "group"),
+            column(document_of(history_page(store, later, "progress", T0 + 15, T0 + 60, ASSETS)), "memory"),
+            strict=True,
+        )
+    )
+    assert counts == {"dec": 50, "after": 30, "boom": 0}
+    memory = history_page(store, later, "memory", T0 + 15, T0 + 60, ASSETS)
+    assert (
+        min(column(document_of(memory), "time")) < (T0 + 45) * 1000 < max(column(document_of(memory), "time"))
+    )
+    # A window inside the new run is that run's alone.
+    inside = history_page(store, later, "task-stream", T0 + 45, T0 + 60, ASSETS)
+    assert set(column(document_of(inside), "group")) == {"after"}
+    assert "runs of this source" not in inside
+
+
 def test_the_overview_shows_the_whole_run_its_gaps_and_posts_the_chosen_window(store: HistoryStore) -> None:
     page = history_page(store, RUN, "overview", None, None, ASSETS)
     document = document_of(page)
