@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 import urllib.request
 from collections.abc import Iterator
 
@@ -169,6 +170,7 @@ GATEWAY_NOTEBOOK = [
     "cluster = gateway.new_cluster()\n"
     "cluster.scale(1)\n"
     "client = cluster.get_client()\n"
+    "import time\nprint(f'client made at {time.time():.3f}', flush=True)  # for the figure below\n"
     "client.wait_for_workers(1, timeout=120)\n"
     "total = client.submit(sum, range(10)).result()",
 ]
@@ -190,8 +192,13 @@ def test_a_dask_gateway_cluster_from_a_notebook_is_a_source_with_live_panes(
         sidebar = open_sidebar(alice)
         row = sidebar.locator(".jp-dashdock-Source-name", has_text=notebook)
         expect(row).to_have_count(1, timeout=180_000)
+        seen = time.time()
         source = _kernel_source(alice)
         assert source and "/services/dask-gateway/clusters/" in source["url"], source
+        made = alice.locator(".jp-OutputArea-output", has_text="client made at").first.inner_text()
+        # A figure for the note (never asserted): from the client to its row in the sidebar.
+        waited = seen - float(made.split()[-1])
+        print(f"gateway client ({public_address}) listed as a source after {waited:.1f} s")
         row.click()
         plot_item(alice, "Task Stream").click()
         wait_for_bokeh_plot(alice, "Task Stream")
