@@ -116,6 +116,9 @@ async def test_failing_tasks_a_long_computation_and_a_killed_worker_are_alerts(j
     assert code == 200 and muted["alerts"] is False
     listed = await alerts(jupyter, f"?source={source}")
     assert listed and not any(a["notified"] for a in listed)
+    # Every kind's detail is an object, never a string.
+    assert {a["kind"] for a in listed} >= {"task-erred", "computation-done", "worker-lost"}
+    assert all(isinstance(a["detail"], dict) for a in listed), listed
     code, _ = await jupyter.api("PATCH", f"sources/{source}", {"alerts": True})
     assert code == 200
     assert all(a["notified"] for a in await alerts(jupyter, f"?source={source}"))
