@@ -48,6 +48,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "dashdock.notebook": BASE | KERNEL_CONTRACT | {"dashdock.sources"},
     "dashdock.history": BASE | KERNEL_CONTRACT | {"dashdock.sources", "dashdock.clusters"},
     "dashdock.alerts": BASE | {"dashdock.history", "dashdock.sources"},
+    "dashdock.diagnosis": BASE | {"dashdock.history"},
     "dashdock.proxy.websocket": BASE | {"dashdock.panes.state"},
     "dashdock.proxy.bokehjs": {"dashdock.kernel.files"},
     "dashdock.proxy.page": set(),

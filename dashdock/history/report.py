@@ -35,7 +35,7 @@ from dashdock.history.model import (
     WorkerSample,
     is_clipped,
 )
-from dashdock.history.report_metrics import closing_snapshot, metrics_chart, metrics_section, window_metrics
+from dashdock.history.report_metrics import metrics_chart, metrics_of_window, metrics_section
 from dashdock.history.store import HistoryStore
 
 
@@ -164,7 +164,7 @@ def html_report(
     if custom:
         plots.append(report_custom_metrics(custom, limits.metric_lines))
         plots[-1].x_range = plots[0].x_range
-    metrics = _window_metrics(store, run_id, start, end)
+    metrics = metrics_of_window(store, run_id, start, end)
     chart = metrics_chart(metrics, limits.metrics_rows) if metrics is not None else None
     if chart is not None:
         plots.append(chart)
@@ -295,18 +295,6 @@ def _gaps_section(store: HistoryStore, run_id: str, start: float | None, end: fl
         "these tasks finished but are not in this report.</p>"
         f"<table><tr><th>from</th><th>to</th><th>tasks missed</th></tr>{body}</table>"
     )
-
-
-def _window_metrics(store: HistoryStore, run_id: str, start: float | None, end: float | None) -> Any:
-    """Dask's totals over the window: the snapshot closing it less the last one before it."""
-
-    def newest(until: float | None) -> Event | None:
-        found = store.events(run_id, None, until, limit=1, kind="metrics", newest_first=True)
-        return found[0] if found else None
-
-    after_end = store.events(run_id, end, None, limit=1, kind="metrics") if end is not None else []
-    closing = closing_snapshot(after_end[0] if after_end else None, newest(end), end)
-    return window_metrics(newest(start) if start is not None else None, closing)
 
 
 def _clock(seconds: float) -> str:

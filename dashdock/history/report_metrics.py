@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dashdock.history.model import Event
+from dashdock.history.store import HistoryStore
 
 # What Dask's activity names mean, in the words of its dashboard guide; others keep their name.
 ACTIVITY_NAMES = {
@@ -43,6 +44,20 @@ class WindowMetrics:
     until: float  # the closing snapshot's time
     seconds: dict[tuple[str, str], float]  # (group or context, activity) -> seconds in the window
     bytes: dict[tuple[str, str], float]  # (group or context, activity) -> bytes in the window
+
+
+def metrics_of_window(
+    store: HistoryStore, run_id: str, start: float | None, end: float | None
+) -> WindowMetrics | None:
+    """Dask's totals over [start, end] of a run: the snapshot closing it less the last one before it."""
+
+    def newest(until: float | None) -> Event | None:
+        found = store.events(run_id, None, until, limit=1, kind="metrics", newest_first=True)
+        return found[0] if found else None
+
+    after_end = store.events(run_id, end, None, limit=1, kind="metrics") if end is not None else []
+    closing = closing_snapshot(after_end[0] if after_end else None, newest(end), end)
+    return window_metrics(newest(start) if start is not None else None, closing)
 
 
 def closing_snapshot(after_end: Event | None, before_end: Event | None, end: float | None) -> Event | None:

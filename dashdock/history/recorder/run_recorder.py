@@ -302,7 +302,10 @@ class RunRecorder:
         before = self.workers
         joined = present - (before or set())
         left = (before or set()) - present
-        events.extend(Event(now, "worker-joined", w, {"at_start": before is None}) for w in sorted(joined))
+        events.extend(
+            Event(now, "worker-joined", w, {"at_start": before is None, "threads": _threads(workers, w)})
+            for w in sorted(joined)
+        )
         self.workers = present
         if isinstance(workers, Mapping):
             self.alerts.workers(workers, now)
@@ -339,6 +342,13 @@ class RunRecorder:
 
 # Metrics a worker's heartbeat carries when NVML works there (distributed's system_monitor.py).
 _GPU_METRICS = ("gpu_utilization", "gpu-memory-total")
+
+
+def _threads(workers: object, worker: str) -> int | None:
+    """A worker's threads as its identity reports them (diagnosis counts idle ones)."""
+    info = workers.get(worker) if isinstance(workers, Mapping) else None
+    threads = info.get("nthreads") if isinstance(info, Mapping) else None
+    return threads if isinstance(threads, int) and not isinstance(threads, bool) else None
 
 
 def _reports_gpus(info: object) -> bool:
