@@ -23,6 +23,7 @@ from dashdock.clusters.gateway import GatewayClusters, GatewaySettings
 from dashdock.clusters.limits import ClusterLimits, usable_cores
 from dashdock.clusters.manager import ClusterManager
 from dashdock.diagnosis import handlers as diagnosis_api
+from dashdock.diagnosis.report import findings_section
 from dashdock.history import handlers as history_api
 from dashdock.history import views as history_views
 from dashdock.history.service import HistoryService
@@ -440,7 +441,7 @@ class DashdockApp(ExtensionApp):
         self.handlers.extend(cluster_api.routes(self.clusters, self.gateway, max_body))
         summaries = ClusterSummaries(self.kernel_clients, self.client, self.allowlist)
         self.handlers.extend(notebook_api.routes(self.kernel_clients, summaries))
-        self.handlers.extend(history_api.routes(self.history_service, max_body))
+        self.handlers.extend(history_api.routes(self.history_service, max_body, findings_section))
         self.handlers.extend(diagnosis_api.routes(self.history_service, max_body))
         self.handlers.extend(history_views.routes(self.history_service, page_script(), defer_scripts))
         self.handlers.extend(alert_api.routes(self.history_service, self.registry, max_body))

@@ -218,19 +218,16 @@ def _idle(found: _Found, pauses: list[Alert]) -> None:
     idle = np.maximum(capacity - busy, 0.0)
     total_busy, total_capacity = busy.sum(axis=0), capacity.sum(axis=0)
     counted = np.zeros_like(idle, dtype=bool)
-    # The tail: from the end back, while few threads are busy.
-    k = len(total_busy)
-    # (At most a quarter of the threads, or one: on two threads one long task is a tail too.)
-    tail_busy = np.maximum((TAIL_BUSY + 1e-6) * total_capacity, window.width * (1 + 1e-6))
-    while k > 0 and total_busy[k - 1] <= tail_busy[k - 1]:
-        k -= 1
-    tail = range(k, len(total_busy))
-    # A tail after busy work (a chain is idle all along: that is too little parallel work).
-    before = float(total_busy[:k].sum()) / max(float(total_capacity[:k].sum()), 1e-9)
-    long_enough = len(tail) * window.width >= max(0.05 * (window.active[1] - window.active[0]), 0.2)
-    if len(tail) and k > 0 and before >= 2 * TAIL_BUSY and long_enough:
-        counted[:, k:] = True
-        _straggler(found, float(idle[:, k:].sum()), window.bucket_time(k))
+    # The tail: the end, from when at most a quarter of the threads (or one) still ran tasks.
+    since = _tail_start(window)
+    if since is not None:
+        k = min(int((since - window.active[0]) / window.width), len(total_busy) - 1)
+        # After busy work only (a chain is idle all along: that is too little parallel work).
+        before = float(total_busy[:k].sum()) / max(float(total_capacity[:k].sum()), 1e-9)
+        long_enough = window.active[1] - since >= max(0.05 * (window.active[1] - window.active[0]), 0.2)
+        if k > 0 and before >= 2 * TAIL_BUSY and long_enough:
+            counted[:, k:] = True
+            _straggler(found, float(idle[:, k:].sum()), since)
     _paused(found, pauses, idle, counted)
     overhead = _overhead(found)
     # The rest: while a worker was saturated, the others' idle threads are imbalance; else too few tasks.
@@ -264,6 +261,23 @@ def _idle(found: _Found, pauses: list[Alert]) -> None:
         },
         span,
     )
+
+
+def _tail_start(window: TaskWindow) -> float | None:
+    """When the end's few running tasks were all that ran: going back from the end, the first time
+    more tasks ran than a quarter of the threads (or one). None when that never happened."""
+    allowed = max(1, int(TAIL_BUSY * window.thread_count))
+    edges = sorted(
+        [(task.stop, 1) for task in window.tasks] + [(task.start, -1) for task in window.tasks],
+        key=lambda edge: (edge[0], -edge[1]),  # at one time, a task that starts before one that stops
+        reverse=True,
+    )
+    running = 0
+    for time_, step in edges:  # backwards: a stop is a task that runs before it, a start one that ended
+        running += step
+        if running > allowed:
+            return time_
+    return None
 
 
 def _straggler(found: _Found, lost: float, since: float) -> None:

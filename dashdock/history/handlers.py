@@ -170,16 +170,31 @@ class ParquetHandler(HistoryAPIHandler):
         )
 
 
+# HTML put first in a report (the app hands in the diagnosis's findings; history cannot import it).
+ReportPreface = Callable[[HistoryStore, Run, float | None, float | None], str]
+
+
 class ReportHandler(HistoryAPIHandler):
+    def initialize(  # type: ignore[override]
+        self, history: HistoryService, max_body: int, preface: ReportPreface | None = None
+    ) -> None:
+        super().initialize(history, max_body)
+        self.preface = preface
+
     @web.authenticated
     @authorized
     async def get(self, run_id: str) -> None:
         run = await self.history.find(run_id)
         start, end = self.window()
+        preface = self.preface
         # Encoded in the worker thread too, and sent in chunks: a report of a big run is megabytes,
         # which finished whole would be encoded, hashed for an ETag and written on the event loop
         # (40-50 ms for 6 MB).
-        page = await self.history.read(lambda store: html_report(store, run.id, start, end).encode())
+        page = await self.history.read(
+            lambda store: html_report(
+                store, run.id, start, end, preface=preface(store, run, start, end) if preface else ""
+            ).encode()
+        )
         self.set_header("Content-Security-Policy", REPORT_POLICY)
         # Jupyter's APIHandler would call any finished body JSON.
         self.set_header("Content-Type", "text/html; charset=UTF-8")
@@ -191,7 +206,9 @@ class ReportHandler(HistoryAPIHandler):
         self.finish(set_content_type="text/html; charset=UTF-8")
 
 
-def routes(history: HistoryService, max_body: int) -> list[tuple[str, type[ApiHandler], dict[str, object]]]:
+def routes(
+    history: HistoryService, max_body: int, report_preface: ReportPreface | None = None
+) -> list[tuple[str, type[ApiHandler], dict[str, object]]]:
     services = {"history": history, "max_body": max_body}
     run = rf"/dashdock/api/history/{RUN_ID_ARG}"
     return [
@@ -209,5 +226,5 @@ def routes(history: HistoryService, max_body: int) -> list[tuple[str, type[ApiHa
             ParquetHandler,
             {**services, "write": metrics_parquet, "name": "metrics.parquet"},
         ),
-        (run + "/report", ReportHandler, services),
+        (run + "/report", ReportHandler, {**services, "preface": report_preface}),
     ]

@@ -136,8 +136,10 @@ def html_report(
     start: float | None = None,
     end: float | None = None,
     limits: ReportLimits | None = None,
+    preface: str = "",
 ) -> str:
-    """The report of the tasks overlapping [start, end] (the whole run when left out)."""
+    """The report of the tasks overlapping [start, end] (the whole run when left out); ``preface``
+    is HTML (escaped by its maker) put first under the header: the window's diagnosis."""
     from bokeh.document import Document
     from bokeh.embed import file_html
     from bokeh.layouts import column
@@ -186,7 +188,10 @@ def html_report(
         resources=INLINE,
         title=f"dashdock: {run.name}",
         template=_TEMPLATE,
-        template_variables={"header": _header(run, window, first, last, samples), "sections": sections},
+        template_variables={
+            "header": _header(run, window, first, last, samples) + preface,
+            "sections": sections,
+        },
     )
 
 

@@ -5,6 +5,7 @@ healthy CPU-bound computation gets no finding worth a look; bad requests say wha
 from __future__ import annotations
 
 import asyncio
+import html
 import json
 import time
 from collections.abc import Awaitable, Callable
@@ -115,6 +116,14 @@ async def test_each_pathology_is_named_with_its_cost_and_a_healthy_run_is_quiet(
         straggler = next(f for f in found["findings"] if f["kind"] == "straggler")
         # The other threads idled for about the long task's 3 s.
         assert 0.5 * (threads - 1) * 3.0 < straggler["lost_seconds"] < 1.5 * (threads - 1) * 3.0, straggler
+
+        # The window's report opens with the same findings, as sentences with their figures.
+        report = await jupyter.fetch(
+            f"dashdock/api/history/{source}/report?start={found['start']}&end={found['end']}"
+        )
+        page = report.body.decode()
+        assert page.index("Why it took this long") < page.index("Task groups")
+        assert html.escape(straggler["title"]) in page
 
         # Thousands of tiny tasks: Dask's per-task overhead dominates.
         async def tiny() -> None:
