@@ -12,6 +12,7 @@ from dashdock._version import __version__
 
 if TYPE_CHECKING:
     from dashdock.app import DashdockApp
+    from dashdock.diagnosis.notebook import diagnose
     from dashdock.history.export import export_trace
     from dashdock.kernel.cells import cell_strips
     from dashdock.kernel.metrics import metric, metrics
@@ -22,6 +23,7 @@ __all__ = [
     "DashdockApp",
     "__version__",
     "cell_strips",
+    "diagnose",
     "export_trace",
     "metric",
     "metrics",
@@ -56,6 +58,10 @@ def __getattr__(name: str) -> Any:
         from dashdock.history.export import export_trace
 
         return export_trace
+    if name == "diagnose":
+        from dashdock.diagnosis.notebook import diagnose
+
+        return diagnose
     raise AttributeError(f"module 'dashdock' has no attribute {name!r}")
 
 

@@ -54,7 +54,13 @@ MAY_IMPORT: dict[str, set[str]] = {
     "dashdock.proxy.page": set(),
     "dashdock.proxy": BASE | KERNEL_CONTRACT | {"dashdock.sources", "dashdock.panes"},
     "dashdock.app": {"dashdock"},  # wires everything
-    "dashdock": {"dashdock.app", "dashdock.kernel.show", "dashdock.history.export", "dashdock._version"},
+    "dashdock": {
+        "dashdock.app",
+        "dashdock.kernel.show",
+        "dashdock.history.export",
+        "dashdock.diagnosis.notebook",
+        "dashdock._version",
+    },
     "dashdock._version": set(),
 }
 

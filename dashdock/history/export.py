@@ -30,6 +30,20 @@ def export_trace(
     seconds) choose a window, else the whole run. The newest run of that scheduler is used. Open
     the file in https://ui.perfetto.dev or chrome://tracing. Returns the path written.
     """
+    history, run = recorded_run(client, store)
+    target = Path(path)
+    try:
+        with target.open("wb") as out:
+            for chunk in chrome_trace(history, run.id, start, end):
+                out.write(chunk)
+    finally:
+        history.close()
+    return target
+
+
+def recorded_run(client: Any, store: str | os.PathLike[str] | None = None) -> tuple[HistoryStore, Run]:
+    """The store this kernel's server records into (or ``store``) and its newest run of
+    ``client``'s scheduler (a ``distributed.Client`` or an address); the caller closes the store."""
     address = client if isinstance(client, str) else client.scheduler.address
     location = store or os.environ.get(HISTORY_FILE_VARIABLE)
     if not location:
@@ -42,13 +56,9 @@ def export_trace(
     history = HistoryStore.open(Path(location))
     runs = [run for run in history.runs() if run.scheduler == address]
     if not runs:
+        history.close()
         raise LookupError(
             f"dashdock has not recorded the scheduler {address}: it records managed clusters and "
             "notebooks' clients on tcp:// schedulers while the server runs."
         )
-    run: Run = max(runs, key=lambda candidate: candidate.start)
-    target = Path(path)
-    with target.open("wb") as out:
-        for chunk in chrome_trace(history, run.id, start, end):
-            out.write(chunk)
-    return target
+    return history, max(runs, key=lambda candidate: candidate.start)
