@@ -283,8 +283,11 @@ def _tail_start(window: TaskWindow) -> float | None:
 def _straggler(found: _Found, lost: float, since: float) -> None:
     window = found.window
     end = window.active[1]
+    # What held the end: tasks that ran through at least half of the tail.
+    half = since + (end - since) / 2
     running = sorted(
-        (task for task in window.tasks if task.stop > since), key=lambda task: -(task.stop - task.start)
+        (task for task in window.tasks if task.start <= half and task.stop > half),
+        key=lambda task: -(task.stop - task.start),
     )[:5]
     medians = {
         group: statistics.median(t.stop - t.start for t in window.tasks if t.group == group)

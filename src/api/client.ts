@@ -14,6 +14,7 @@ import {
   IClusterRequest,
   IFormField,
   ICredentials,
+  IDiagnosis,
   IHistoryRun,
   IHistoryRunDetail,
   IHistoryWindow,
@@ -295,6 +296,24 @@ export function listHistory(): Promise<{
 /** One run (by its id, or its source's id while recorded), and whether its source is recorded. */
 export function getRun(id: string): Promise<IHistoryRunDetail> {
   return requestAPI<IHistoryRunDetail>(`history/${encodeURIComponent(id)}`);
+}
+
+/** Why a window of a run took as long as it did (the whole run when no window is given). */
+export function getDiagnosis(
+  id: string,
+  window: IHistoryWindow = {}
+): Promise<IDiagnosis> {
+  const query = new URLSearchParams();
+  for (const key of ['start', 'end'] as const) {
+    const value = window[key];
+    if (value !== undefined && Number.isFinite(value)) {
+      query.set(key, String(value));
+    }
+  }
+  const suffix = query.toString() ? `?${query}` : '';
+  return requestAPI<IDiagnosis>(
+    `history/${encodeURIComponent(id)}/diagnosis${suffix}`
+  );
 }
 
 export async function deleteRun(id: string): Promise<void> {

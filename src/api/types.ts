@@ -274,3 +274,29 @@ export interface IHistoryWindow {
   start?: number;
   end?: number;
 }
+
+/**
+ * One cause of a window's time (`GET history/{id}/diagnosis`): what it cost in thread-seconds,
+ * its share of the window's thread time, and where it showed.
+ */
+export interface IFinding {
+  kind: string;
+  title: string;
+  detail: string;
+  lost_seconds: number;
+  share: number;
+  evidence: Record<string, unknown>;
+  start: number;
+  end: number;
+  advice: string;
+  docs: string;
+}
+
+export interface IDiagnosis {
+  findings: IFinding[];
+  tasks: number;
+  truncated: boolean;
+  threads: number;
+  start: number;
+  end: number;
+}

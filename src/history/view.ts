@@ -11,8 +11,9 @@ import { ISignal, Signal } from '@lumino/signaling';
 import { Widget } from '@lumino/widgets';
 
 import { getRun, historyURL } from '../api/client';
-import { IHistoryWindow } from '../api/types';
+import { IFinding, IHistoryWindow } from '../api/types';
 import { DashboardFrame } from '../ui/frame';
+import { FindingsList } from './findings';
 import { IWindow, windowFromMessage, windowLabel } from './window';
 
 const VIEW_CLASS = 'jp-dashdock-HistoryView';
@@ -52,6 +53,7 @@ export class HistoryView extends MainAreaWidget<DashboardFrame> {
     this.id = options.id;
     this.run = options.run;
     this._trans = trans;
+    this._findings = new FindingsList(trans);
     this._runName = options.runName ?? options.run;
     const given = options.window ?? {};
     if (given.start !== undefined && given.end !== undefined) {
@@ -101,6 +103,15 @@ export class HistoryView extends MainAreaWidget<DashboardFrame> {
       refreshIcon.element({ tag: 'span', stylesheet: 'toolbarButton' })
     );
     // Drawn again with the brush where the user left it.
+    // What the window's time went to, under the toolbar; a finding chosen brushes its stretch.
+    this._findings.chosen.connect((_, finding) => {
+      this.setWindow({ start: finding.start, end: finding.end });
+      this.content.navigate(
+        historyURL(this.run, 'view/overview', this._window ?? {})
+      );
+      this._findingChosen.emit(finding);
+    });
+    this.contentHeader.addWidget(this._findings);
     reload.addEventListener('click', () =>
       this.content.navigate(
         historyURL(this.run, 'view/overview', this._window ?? {})
@@ -127,6 +138,11 @@ export class HistoryView extends MainAreaWidget<DashboardFrame> {
   /** Emitted when the user asks for the panes of the window. */
   get windowOpened(): ISignal<this, IWindow> {
     return this._windowOpened;
+  }
+
+  /** Emitted when the user chooses a finding: its stretch is the window now. */
+  get findingChosen(): ISignal<this, IFinding> {
+    return this._findingChosen;
   }
 
   /** Emitted when something the layout restorer saves changed (the window). */
@@ -195,6 +211,7 @@ export class HistoryView extends MainAreaWidget<DashboardFrame> {
       return;
     }
     window.removeEventListener('message', this);
+    this._findings.dispose();
     // Widget.dispose() emits `disposed` (Lab's tracker forgets the widget on it), then clears
     // this widget's signals: clearing them first would keep a closed pane tracked for good.
     super.dispose();
@@ -241,6 +258,7 @@ export class HistoryView extends MainAreaWidget<DashboardFrame> {
       : trans.__('Whole run: brush the overview to choose a window');
     this._label.node.title = this._label.node.textContent; // when it is cut short
     this._openButton.disabled = !this._window;
+    this._findings.diagnose(this.run, this._window ?? {});
   }
 
   private _trans: TranslationBundle;
@@ -249,6 +267,8 @@ export class HistoryView extends MainAreaWidget<DashboardFrame> {
   private _keepGiven = false;
   private _label = new Widget();
   private _openButton: HTMLButtonElement;
+  private _findings: FindingsList;
+  private _findingChosen = new Signal<this, IFinding>(this);
   private _windowOpened = new Signal<this, IWindow>(this);
   private _stateChanged = new Signal<this, void>(this);
 }

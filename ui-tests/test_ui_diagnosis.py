@@ -1,0 +1,57 @@
+"""A user opens the History of a computation that a straggler held up: "Why it took this long" names
+it with its figure, and a click brushes its stretch and brings its Task Stream forward."""
+
+from __future__ import annotations
+
+import re
+import time
+
+from a11y import assert_accessible
+from distributed import Client
+from helpers import recorded_cluster, wait_until
+from lab import Lab, open_lab, screenshot
+from playwright.sync_api import Browser, expect
+
+
+def test_the_history_view_says_why_a_window_took_so_long(browser: Browser, lab: Lab) -> None:
+    cluster = recorded_cluster(lab)
+    with Client(cluster["scheduler"], timeout=30) as client:
+        threads = sum(client.nthreads().values())
+        started = time.time()
+        client.gather(client.map(time.sleep, [0.2] * (5 * threads), pure=False))
+        client.submit(time.sleep, 3.0, pure=False).result()  # a straggler holds the end
+        ended = time.time()
+
+    def recorded() -> bool:
+        found = lab.api(f"dashdock/api/history/{cluster['source']}/diagnosis?start={started}&end={ended}")
+        assert isinstance(found, dict)
+        return found["tasks"] >= 5 * threads + 1
+
+    wait_until(recorded)
+    page = open_lab(browser, lab, "diagnosis")
+    page.evaluate(
+        "([source, start, end]) => window.jupyterapp.commands.execute("
+        "'dashdock:open-history', {source, start, end})",
+        [cluster["source"], started, ended],
+    )
+    region = page.get_by_role("region", name="Why it took this long")
+    expect(region).to_be_visible(timeout=30_000)
+    straggler = region.locator(".jp-dashdock-Finding[data-kind='straggler'] button")
+    expect(straggler).to_contain_text(
+        re.compile(r"^\d+ % of thread time was idle in the last "), timeout=30_000
+    )
+    expect(region.get_by_role("link", name="How to fix it").first).to_have_attribute(
+        "href", re.compile(r"^https://")
+    )
+    assert_accessible(page, ".jp-dashdock-Findings")
+    screenshot(page, "history-why-it-took-this-long")
+
+    # A click (from the keyboard) brushes the straggler's stretch and docks its Task Stream in front.
+    label = page.locator(".jp-dashdock-HistoryView-window")
+    before = label.inner_text()
+    straggler.focus()
+    page.keyboard.press("Enter")
+    expect(label).not_to_have_text(before)
+    stream = page.locator(".jp-dashdock-HistoryPane[data-dashdock-page='task-stream']")
+    expect(stream).to_be_visible(timeout=30_000)
+    screenshot(page, "history-finding-chosen")
