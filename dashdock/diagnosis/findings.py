@@ -137,7 +137,7 @@ def _errors(found: _Found) -> None:
     found.add(
         "errors",
         lost,
-        f"went to {len(erred):,} tasks that erred",
+        f"went to {_count(len(erred), 'task')} that erred",
         f"The time erred tasks ran ({len(retried):,} of them succeeded on a retry): it bought nothing.",
         {"erred": len(erred), "retried": len(retried), "groups": dict(groups), "exception": first},
         (min(task.start for task in erred), max(task.stop for task in erred)),
@@ -231,8 +231,12 @@ def _idle(found: _Found, pauses: list[Alert]) -> None:
     _paused(found, pauses, idle, counted)
     overhead = _overhead(found)
     # The rest: while a worker was saturated, the others' idle threads are imbalance; else too few tasks.
+    # Imbalance: a worker saturated that was still given tasks later, while others idled (one long
+    # task alone on a worker is too little parallel work, not imbalance).
     saturated = (busy >= SATURATED * capacity) & (capacity > 0)
-    any_saturated = saturated.any(axis=0)
+    last_start = np.array([window.last_start.get(worker, -np.inf) for worker in window.workers])
+    bucket_ends = window.active[0] + (np.arange(busy.shape[1]) + 1) * window.width
+    any_saturated = (saturated & (last_start[:, None] > bucket_ends[None, :])).any(axis=0)
     rest = np.where(counted, 0.0, idle)
     imbalance = float(rest[:, any_saturated].sum())
     low = float(rest[:, ~any_saturated].sum())
@@ -246,7 +250,7 @@ def _idle(found: _Found, pauses: list[Alert]) -> None:
         "imbalance",
         imbalance,
         "was idle on some workers while others were saturated",
-        "Idle threads of workers while another worker had all of its threads busy.",
+        "Idle threads of workers while another had all of its threads busy and was given more tasks.",
         {"workers": len(window.workers), "threads": threads},
         span,
     )

@@ -35,6 +35,7 @@ class TaskWindow:
     left: list[Event] = field(default_factory=list)  # workers that left in the window (with reasons)
     active: tuple[float, float] = (0.0, 0.0)  # from the first task's start to the last one's stop
     workers: list[str] = field(default_factory=list)  # rows of ``busy``
+    last_start: dict[str, float] = field(default_factory=dict)  # worker -> its last task's start
     width: float = BUCKET_SECONDS
     busy: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))  # thread-seconds per bucket
     capacity: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))  # threads x width there
@@ -125,6 +126,7 @@ def _fill_buckets(window: TaskWindow) -> None:
     busy = np.zeros((len(window.workers), count))
     for task in window.tasks:
         w = row[task.worker]
+        window.last_start[task.worker] = max(window.last_start.get(task.worker, task.start), task.start)
         for span_ in task.spans:
             if span_.action not in THREAD_ACTIONS:
                 continue

@@ -10,7 +10,7 @@ import { PartialJSONObject } from '@lumino/coreutils';
 import { Poll } from '@lumino/polling';
 import { Widget } from '@lumino/widgets';
 
-import { APIError, cellReport, summary } from '../api/client';
+import { APIError, cellReport } from '../api/client';
 import { IAlert } from '../api/types';
 import { CommandIDs, IAlertsModel, IPlotPanes, MimeTypes } from '../tokens';
 import { KeyedParts } from '../ui/dom';
@@ -31,6 +31,7 @@ import {
   stripButton,
   summaryHTML
 } from './cellparts';
+import { CellFinding, cellSource } from './cellfinding';
 import { timeShare } from './timeshare';
 
 /** The kernel updates a running cell's output twice a second; the strip follows at that rate. */
@@ -65,7 +66,8 @@ export class CellStrip extends Widget implements IRenderMime.IRenderer {
       ariaLabel: this._trans.__('Alerts raised while this cell ran'),
       hidden: true
     });
-    this.node.append(this._body, this._alertList);
+    this._finding = new CellFinding(this._trans);
+    this.node.append(this._body, this._finding.node, this._alertList);
     this._alertRows = new KeyedParts<IAlert>({
       key: alert => alert.id,
       create: () => ({
@@ -105,7 +107,7 @@ export class CellStrip extends Widget implements IRenderMime.IRenderer {
     }
     if (this._alertSource === null) {
       // Asked once at a time; a failure is asked again at the next change of the alerts.
-      this._alertSource = this._source().then(
+      this._alertSource = cellSource(this._data, this._trans).then(
         source => {
           this._showAlerts();
           return source;
@@ -218,6 +220,7 @@ export class CellStrip extends Widget implements IRenderMime.IRenderer {
         : undefined;
     this._body.replaceChildren();
     this._renderBody(data, trans);
+    this._finding.follow(data);
     if (focused) {
       this._body
         .querySelector<HTMLElement>(`[data-action="${focused}"]`)
@@ -330,21 +333,6 @@ export class CellStrip extends Widget implements IRenderMime.IRenderer {
     });
   }
 
-  /** The source the kernel's client is known by (the same lookup as the client repr's). */
-  private async _source(): Promise<string> {
-    const data = this._data;
-    if (!data?.dashboard) {
-      throw new Error(this._trans.__('This cell names no dashboard.'));
-    }
-    const found = await summary(data.dashboard, data.kernelId);
-    if (!found.source) {
-      throw new Error(
-        this._trans.__("The cell's dashboard is not a source of this server.")
-      );
-    }
-    return found.source.id;
-  }
-
   private async _openTaskStream(): Promise<void> {
     const data = this._data!;
     // The span the cell's tasks ran in holds all of them; the scheduler's times of the cell's
@@ -355,7 +343,7 @@ export class CellStrip extends Widget implements IRenderMime.IRenderer {
       submitted + Math.max(data.report.wall, 0.001)
     ];
     await this._commands.execute(CommandIDs.openHistoryPane, {
-      source: await this._source(),
+      source: await cellSource(this._data, this._trans),
       page: 'task-stream',
       start,
       end,
@@ -365,7 +353,7 @@ export class CellStrip extends Widget implements IRenderMime.IRenderer {
 
   private async _openFineMetrics(): Promise<void> {
     this._panes.open({
-      source: await this._source(),
+      source: await cellSource(this._data, this._trans),
       path: FINE_METRICS,
       name: this._trans.__('Fine Performance Metrics')
     });
@@ -377,6 +365,7 @@ export class CellStrip extends Widget implements IRenderMime.IRenderer {
   private _alertSource: Promise<string> | null = null;
   private _body: HTMLElement;
   private _alertList: HTMLUListElement;
+  private _finding: CellFinding;
   private _alertRows: KeyedParts<IAlert>;
   private _trans: TranslationBundle;
   private _model: IRenderMime.IMimeModel | null = null;

@@ -196,3 +196,17 @@ def test_a_worker_seen_joining_after_its_first_tasks_was_there_for_them(tmp_path
         assert [f for f in found if f["share"] >= 0.05] == [], found
     finally:
         store.close()
+
+
+def test_one_long_task_alone_is_low_parallelism_not_imbalance(tmp_path: Path) -> None:
+    # Two workers of one thread, a single 4 s task: its worker is saturated, but nothing else was
+    # there to give the other (a notebook cell's one slow task).
+    store = HistoryStore.open(tmp_path / "one.db")
+    store.begin_run(Run(RUN, "fedcba987654", "Cluster 1", "tcp://127.0.0.1:1", T0, T0 + 100))
+    store.add_events(RUN, [Event(T0, "worker-joined", w, {"at_start": True, "threads": 1}) for w in (A, B)])
+    try:
+        (top, *_) = window_findings(store, [task(1, (A, 1), T0 + 1, 4.0)])
+        assert top["kind"] == "low-parallelism", top
+        assert abs(top["share"] - 0.5) < 0.01  # one thread of two idle
+    finally:
+        store.close()

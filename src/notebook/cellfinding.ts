@@ -1,0 +1,85 @@
+/**
+ * What a cell's strip says about why its work took as long as it did (see cellstrip.ts for
+ * notebook/): the source its kernel's client is known by, and the cell's top finding.
+ */
+
+import { TranslationBundle } from '@jupyterlab/translation';
+
+import { getDiagnosis, summary } from '../api/client';
+import { ICellData } from './celldata';
+
+/** A finding is named under a cell from this share of its window's thread time. */
+const STRIP_SHARE = 0.2;
+/** The history records a second or so after the work: asked again until it has the cell's tasks. */
+const ASK_AGAIN_MS = 2000;
+const MAX_ASKS = 10;
+
+/** The source the kernel's client is known by (the same lookup as the client repr's). */
+export async function cellSource(
+  data: ICellData | null,
+  trans: TranslationBundle
+): Promise<string> {
+  if (!data?.dashboard) {
+    throw new Error(trans.__('This cell names no dashboard.'));
+  }
+  const found = await summary(data.dashboard, data.kernelId);
+  if (!found.source) {
+    throw new Error(
+      trans.__("The cell's dashboard is not a source of this server.")
+    );
+  }
+  return found.source.id;
+}
+
+/**
+ * A line naming the cell's costliest cause once its work settled, when it cost at least a fifth
+ * of the thread time; asked once per cell, and empty (hidden) otherwise.
+ */
+export class CellFinding {
+  constructor(trans: TranslationBundle) {
+    this._trans = trans;
+    this.node.className = 'jp-dashdock-CellStrip-finding';
+    this.node.hidden = true;
+  }
+
+  readonly node = document.createElement('div');
+
+  /** Ask for the top finding of `data`'s cell, the first time its work is seen settled. */
+  follow(data: ICellData | null): void {
+    const ran = data?.report.ran;
+    if (this._asked || !data?.report.settled || !ran) {
+      return;
+    }
+    this._asked = true;
+    void this._show(data, ran[0], ran[1]);
+  }
+
+  private async _show(
+    data: ICellData,
+    start: number,
+    end: number
+  ): Promise<void> {
+    try {
+      const source = await cellSource(data, this._trans);
+      let diagnosis = await getDiagnosis(source, { start, end });
+      for (let asks = 1; !diagnosis.tasks && asks < MAX_ASKS; asks++) {
+        await new Promise(resolve => setTimeout(resolve, ASK_AGAIN_MS));
+        diagnosis = await getDiagnosis(source, { start, end });
+      }
+      const [top] = diagnosis.findings;
+      if (top && top.share >= STRIP_SHARE) {
+        // The server's sentence (text: it names the user's groups), with what to do about it.
+        this.node.textContent = this._trans.__('Why: %1.', top.title);
+        this.node.title = `${top.detail} ${top.advice}`;
+        this.node.dataset.kind = top.kind;
+        this.node.hidden = false;
+      }
+    } catch (error) {
+      // Not recorded, or the server cannot say: the strip shows what it has without it.
+      console.debug('dashdock: no diagnosis for the cell', error);
+    }
+  }
+
+  private _trans: TranslationBundle;
+  private _asked = false;
+}
