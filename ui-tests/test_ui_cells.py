@@ -61,7 +61,7 @@ def test_run_all_gives_each_computing_cell_its_own_strip(browser: Browser, lab: 
     expect(strip_of(page, 3).locator(".jp-dashdock-CellStrip-status")).to_contain_text("1 task")
     # One 4 s task on two threads: the strip names what cost its window most, with its figure.
     why = strip_of(page, 3).locator(".jp-dashdock-CellStrip-finding")
-    expect(why).to_have_text(re.compile(r"^Why: \d+ % of thread time "), timeout=60_000)
+    expect(why).to_have_text(re.compile(r"^Why: \d+ % of thread time "), timeout=150_000)
 
     # A failing task: one error, its exception, the traceback a click away.
     failing = strip_of(page, 4)

@@ -52,10 +52,17 @@ def test_in_notebook_7_every_plot_control_opens_a_pane(browser: Browser, noteboo
     page = _open_notebook(browser, lab, "analysis.ipynb")
     # Notebook 7's page: no Lab dock anywhere.
     expect(page.locator("#jp-main-dock-panel")).to_have_count(0)
-    page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+    # Run All once the notebook's kernel is ready (its status idle can show before its session is),
+    # without waiting on the command: the repr going live says the cells ran.
+    page.wait_for_function(
+        "() => { const nb = window.jupyterapp.shell.currentWidget;"
+        " return !!nb?.sessionContext?.isReady && nb.sessionContext.session?.kernel?.status === 'idle'; }",
+        timeout=90_000,
+    )
+    page.evaluate("() => { void window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
     client_repr = page.locator(".jp-dashdock-ClientRepr").first
     expect(client_repr.locator(".jp-dashdock-ClientRepr-status")).to_have_attribute(
-        "data-status", "live", timeout=60_000
+        "data-status", "live", timeout=120_000
     )
 
     # The sidebar, closed as Notebook 7 keeps its side panels, is one toolbar click away.

@@ -39,6 +39,8 @@ def diagnose_window(
         "tasks": len(window.tasks),
         "truncated": window.truncated,
         "threads": window.thread_count,
+        # The last recorded task's end: a caller waiting for work just done compares it to its end.
+        "recorded_until": max((task.stop for task in window.tasks), default=None),
         "start": window.first,
         "end": window.last,
     }

@@ -297,6 +297,8 @@ export interface IDiagnosis {
   tasks: number;
   truncated: boolean;
   threads: number;
+  /** The end of the last recorded task in the window, null when none. */
+  recorded_until: number | null;
   start: number;
   end: number;
 }

@@ -5,14 +5,19 @@
 
 import { TranslationBundle } from '@jupyterlab/translation';
 
-import { getDiagnosis, summary } from '../api/client';
+import { APIError, getDiagnosis, summary } from '../api/client';
+import { IDiagnosis } from '../api/types';
 import { ICellData } from './celldata';
 
 /** A finding is named under a cell from this share of its window's thread time. */
 const STRIP_SHARE = 0.2;
-/** The history records a second or so after the work: asked again until it has the cell's tasks. */
-const ASK_AGAIN_MS = 2000;
-const MAX_ASKS = 10;
+/**
+ * The history records a second or so after the work, and a notebook's new cluster is recorded
+ * only once its client is known (seconds more on a busy machine): asked again, for up to two
+ * minutes, until it has the cell's tasks.
+ */
+const ASK_AGAIN_MS = 3000;
+const MAX_ASKS = 40;
 
 /** The source the kernel's client is known by (the same lookup as the client repr's). */
 export async function cellSource(
@@ -29,6 +34,22 @@ export async function cellSource(
     );
   }
   return found.source.id;
+}
+
+/** The window's diagnosis; null while the source's run is not recorded yet (404). */
+async function recorded(
+  source: string,
+  start: number,
+  end: number
+): Promise<IDiagnosis | null> {
+  try {
+    return await getDiagnosis(source, { start, end });
+  } catch (error) {
+    if (error instanceof APIError && error.status === 404) {
+      return null;
+    }
+    throw error;
+  }
 }
 
 /**
@@ -61,12 +82,20 @@ export class CellFinding {
   ): Promise<void> {
     try {
       const source = await cellSource(data, this._trans);
-      let diagnosis = await getDiagnosis(source, { start, end });
-      for (let asks = 1; !diagnosis.tasks && asks < MAX_ASKS; asks++) {
-        await new Promise(resolve => setTimeout(resolve, ASK_AGAIN_MS));
-        diagnosis = await getDiagnosis(source, { start, end });
+      let diagnosis: IDiagnosis | null = null;
+      // Until the history has the cell's last task (another cell's task recorded first would
+      // give a partial answer).
+      const complete = () => (diagnosis?.recorded_until ?? 0) >= end - 0.001;
+      for (let asks = 0; !complete() && asks < MAX_ASKS; asks++) {
+        if (asks) {
+          await new Promise(resolve => setTimeout(resolve, ASK_AGAIN_MS));
+        }
+        diagnosis = await recorded(source, start, end);
       }
-      const [top] = diagnosis.findings;
+      if (!complete()) {
+        return; // the history never had it: better no line than a wrong one
+      }
+      const [top] = diagnosis!.findings;
       if (top && top.share >= STRIP_SHARE) {
         // The server's sentence (text: it names the user's groups), with what to do about it.
         this.node.textContent = this._trans.__('Why: %1.', top.title);
@@ -75,7 +104,7 @@ export class CellFinding {
         this.node.hidden = false;
       }
     } catch (error) {
-      // Not recorded, or the server cannot say: the strip shows what it has without it.
+      // The server cannot say: the strip shows what it has without it.
       console.debug('dashdock: no diagnosis for the cell', error);
     }
   }
