@@ -1,0 +1,86 @@
+"""A real LocalCluster recorded by dashdock's own recorder into a real store, for diagnosis tests
+that need a cluster shaped for their pathology (several workers, a memory limit) without a Jupyter
+server: ``async with recorded_cluster(tmp_path, n_workers=2) as rec: found, stream = await
+rec.window(work)``. ``found`` is ``diagnose_window``'s answer (what ``GET history/{id}/diagnosis``
+sends) and ``stream`` Dask's own task stream of the same work, to check the pathology happened.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from distributed import Client, LocalCluster, get_task_stream
+
+from dashdock.diagnosis.service import DiagnosisLimits, diagnose_window
+from dashdock.history.model import Run
+from dashdock.history.recorder.alerts import AlertLimits, AlertWatch
+from dashdock.history.recorder.run_recorder import Limits, RunRecorder
+from dashdock.history.recorder.run_writes import Writer
+from dashdock.history.store import HistoryStore
+from dashdock.kernel.fine_metrics import offer
+
+RECORDED_WITHIN = 60.0  # seconds for the recorder to have a window's tasks (a loaded CI machine)
+
+
+@dataclass
+class Recorded:
+    cluster: LocalCluster
+    client: Client
+    store: HistoryStore
+    run: Run
+
+    async def window(
+        self, work: Callable[[], Awaitable[Any]], tasks: int, settle: bool = False
+    ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        """Runs ``work`` under Dask's task stream; once the recorder has its ``tasks`` (and, with
+        ``settle``, Fine Performance Metrics read after it), the diagnosis of its window."""
+        start = time.time()
+        async with get_task_stream(client=self.client) as stream:
+            await work()
+        end = time.time()
+        deadline = time.monotonic() + RECORDED_WITHIN
+        while True:
+            found = await asyncio.to_thread(
+                diagnose_window, self.store, self.run, start, end, DiagnosisLimits()
+            )
+            if found["tasks"] >= tasks and (not settle or self._metrics_since(end)):
+                return found, stream.data
+            assert time.monotonic() < deadline, f"recorded {found['tasks']} of {tasks} tasks: {found}"
+            await asyncio.sleep(0.2)
+
+    def _metrics_since(self, end: float) -> bool:
+        newest = self.store.events(self.run.id, kind="metrics", newest_first=True, limit=1)
+        return bool(newest) and newest[0].time > end
+
+
+@contextlib.asynccontextmanager
+async def recorded_cluster(tmp_path: Path, **cluster: Any) -> AsyncIterator[Recorded]:
+    """A LocalCluster (``cluster`` are its arguments), offering Fine Performance Metrics as a
+    dashdock-managed one does, recorded every 0.2 s until the block ends."""
+    store = HistoryStore.open(tmp_path / "history.db")
+    options: dict[str, Any] = {"protocol": "tcp", "host": "127.0.0.1", "dashboard_address": ":0"}
+    async with (
+        LocalCluster(asynchronous=True, **(options | cluster)) as dask_cluster,
+        Client(dask_cluster, asynchronous=True) as client,
+    ):
+        offer(dask_cluster.scheduler)
+        run = Run("d1a9d1a9d1a9", "5ca1ab1e5ca1", "diagnosis", dask_cluster.scheduler_address, time.time())
+        store.begin_run(run)
+        writer = Writer(store)
+        limits = Limits(tick=0.2, fine_metrics_every=10_000, fine_metrics_settle=3)
+        recorder = RunRecorder(run, writer, lambda event: None, limits, AlertWatch(run.source, AlertLimits()))
+        await recorder.start()
+        recording = asyncio.ensure_future(recorder.record())
+        try:
+            yield Recorded(dask_cluster, client, store, run)
+        finally:
+            recorder.stopping.set()
+            await recording
+            writer.close()
+            store.close()
