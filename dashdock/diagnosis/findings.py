@@ -9,10 +9,9 @@ little parallel work, in that order).
 
 from __future__ import annotations
 
-import statistics
+import math
 from collections import defaultdict
 from dataclasses import dataclass, field
-from itertools import pairwise
 from typing import Any
 
 import numpy as np
@@ -21,6 +20,7 @@ from dashdock.diagnosis.kinds import KINDS
 from dashdock.diagnosis.window import TaskWindow
 from dashdock.history.model import Alert
 from dashdock.history.report_metrics import WindowMetrics, bytes_text, seconds_text
+from dashdock.history.store_columns import ACTIONS
 
 # Below this share of the window's thread-time a cause is not worth a user's look.
 MIN_SHARE = 0.02
@@ -105,7 +105,7 @@ def diagnose(
 ) -> list[Finding]:
     """The causes found in ``window``, costliest first; ``spilled``: each worker's most bytes on disk."""
     found = _Found(window)
-    if window.tasks:
+    if len(window.tasks):
         _errors(found)
         _worker_lost(found)
         _spans_of(found, {"transfer"}, "transfer", "went to moving data between workers", {})
@@ -124,42 +124,48 @@ def diagnose(
 
 def _errors(found: _Found) -> None:
     tasks = found.window.tasks
-    erred = [task for task in tasks if task.status == "error"]
-    succeeded = {task.key for task in tasks if task.status != "error"}
-    retried = [task for task in erred if task.key in succeeded]
-    lost = sum(task.stop - task.start for task in erred)
+    erred = [int(row) for row in np.nonzero(tasks.erred)[0]]
     if not erred:
         return
+    erred_keys = {tasks.keys[row] for row in erred}
+    succeeded = {tasks.keys[row] for row in np.nonzero(~tasks.erred)[0] if tasks.keys[row] in erred_keys}
+    retried = sum(tasks.keys[row] in succeeded for row in erred)
+    lost = float((tasks.stop[erred] - tasks.start[erred]).sum())
     groups: dict[str, int] = defaultdict(int)
-    for task in erred:
-        groups[task.group] += 1
-    first = next((task.exception for task in erred if task.exception), None)
+    for row in erred:
+        groups[tasks.group_name(row)] += 1
+    first = next((tasks.exceptions[row] for row in erred if tasks.exceptions.get(row)), None)
     found.add(
         "errors",
         lost,
         f"went to {_count(len(erred), 'task')} that erred",
-        f"The time erred tasks ran ({len(retried):,} of them succeeded on a retry): it bought nothing.",
-        {"erred": len(erred), "retried": len(retried), "groups": dict(groups), "exception": first},
-        (min(task.start for task in erred), max(task.stop for task in erred)),
+        f"The time erred tasks ran ({retried:,} of them succeeded on a retry): it bought nothing.",
+        {"erred": len(erred), "retried": retried, "groups": dict(groups), "exception": first},
+        (float(tasks.start[erred].min()), float(tasks.stop[erred].max())),
     )
 
 
 def _worker_lost(found: _Found) -> None:
     window = found.window
+    tasks = window.tasks
     gone = {event.worker: event for event in window.left if event.worker}
-    runs: dict[str, list[Any]] = defaultdict(list)
-    for task in window.tasks:
-        runs[task.key].append(task)
-    again = [
-        earlier
-        for attempts in runs.values()
-        if len(attempts) > 1
-        for earlier in sorted(attempts, key=lambda t: t.stop)[:-1]
-        if earlier.worker in gone and earlier.stop <= gone[earlier.worker].time and earlier.status != "error"
-    ]
+    if not gone:
+        return
+    # Tasks that finished on a worker before it left, and ran again later (elsewhere).
+    left_at = np.full(max(tasks.names, default=0) + 1, -np.inf)
+    for name_id, name in tasks.names.items():
+        if name in gone:
+            left_at[name_id] = gone[name].time
+    (finished_there,) = np.nonzero((tasks.stop <= left_at[tasks.worker]) & ~tasks.erred)
+    keys = {tasks.keys[row] for row in finished_there}
+    last_stop: dict[str, float] = {}
+    for row, key in enumerate(tasks.keys):
+        if key in keys:
+            last_stop[key] = max(last_stop.get(key, -math.inf), float(tasks.stop[row]))
+    again = [row for row in finished_there if tasks.stop[row] < last_stop[tasks.keys[row]]]
     if not again:
         return
-    lost = sum(task.stop - task.start for task in again)
+    lost = float(sum(tasks.stop[row] - tasks.start[row] for row in again))
     reasons = {worker: str(event.detail.get("reason") or "") for worker, event in gone.items()}
     found.add(
         "worker-lost",
@@ -167,31 +173,32 @@ def _worker_lost(found: _Found) -> None:
         f"went to computing again what {len(reasons)} lost worker{'s' if len(reasons) > 1 else ''} held",
         f"{len(again):,} tasks finished on a worker that then left, and ran again elsewhere.",
         {"recomputed": len(again), "workers": reasons},
-        (min(t.start for t in again), max(event.time for event in gone.values())),
+        (float(min(tasks.start[row] for row in again)), max(event.time for event in gone.values())),
     )
 
 
 def _spans_of(found: _Found, actions: set[str], kind: str, title: str, spilled: dict[str, int]) -> None:
-    spans = [(task, span) for task in found.window.tasks for span in task.spans if span.action in actions]
-    if not spans:
+    tasks, spans = found.window.tasks, found.window.tasks.spans
+    (rows,) = np.nonzero(np.isin(spans.action, [ACTIONS.index(action) for action in actions]))
+    if not len(rows):
         return
-    lost = sum(span.stop - span.start for _, span in spans)
-    workers = sorted({task.worker for task, _ in spans})
-    evidence: dict[str, Any] = {"spans": len(spans), "seconds": round(lost, 3), "workers": workers[:20]}
+    lost = float((spans.stop[rows] - spans.start[rows]).sum())
+    workers = sorted({tasks.names[int(worker)] for worker in np.unique(tasks.worker[spans.task[rows]])})
+    evidence: dict[str, Any] = {"spans": len(rows), "seconds": round(lost, 3), "workers": workers[:20]}
     if kind == "transfer":
-        sources = sorted({span.source for _, span in spans if span.source})
+        sources = sorted({source for row in rows if (source := spans.source[row])})
         evidence["from"] = sources[:20]
-        detail = f"{len(spans):,} transfers (red in the Task Stream) lasting {seconds_text(lost)} in all."
+        detail = f"{len(rows):,} transfers (red in the Task Stream) lasting {seconds_text(lost)} in all."
     else:
         on_disk = sum(spilled.get(worker, 0) for worker in workers)
         evidence["spilled_bytes"] = on_disk
         title += f": {bytes_text(on_disk)}" if on_disk else ""
         detail = (
-            f"{len(spans):,} reads and writes of spilled data (orange in the Task Stream), "
+            f"{len(rows):,} reads and writes of spilled data (orange in the Task Stream), "
             f"{seconds_text(lost)} in all."
         )
     where = f" on {len(workers)} worker{'s' if len(workers) > 1 else ''}"
-    span = (min(s.start for _, s in spans), max(s.stop for _, s in spans))
+    span = (float(spans.start[rows].min()), float(spans.stop[rows].max()))
     found.add(kind, lost, title + where, detail, evidence, span)
 
 
@@ -206,7 +213,7 @@ def _non_cpu(found: _Found, metrics: WindowMetrics) -> None:
         "was spent by task threads off the CPU (the GIL, I/O, or waiting for a core)",
         f"Dask's Fine Performance Metrics: {seconds_text(off)} off the CPU against {seconds_text(on)} on it.",
         {"thread_noncpu_seconds": round(off, 3), "thread_cpu_seconds": round(on, 3)},
-        (found.window.active if found.window.tasks else (found.window.first, found.window.last)),
+        (found.window.active if len(found.window.tasks) else (found.window.first, found.window.last)),
     )
 
 
@@ -215,7 +222,8 @@ def _idle(found: _Found, pauses: list[Alert]) -> None:
     per-task overhead, then imbalance or too little parallel work."""
     window = found.window
     busy, capacity = window.busy, window.capacity
-    idle = np.maximum(capacity - busy, 0.0)
+    # Time waiting for inputs is the transfer finding's: it is not idle for want of work.
+    idle = np.maximum(capacity - busy - window.waiting, 0.0)
     total_busy, total_capacity = busy.sum(axis=0), capacity.sum(axis=0)
     counted = np.zeros_like(idle, dtype=bool)
     # The tail: the end, from when at most a quarter of the threads (or one) still ran tasks.
@@ -234,7 +242,7 @@ def _idle(found: _Found, pauses: list[Alert]) -> None:
     # Imbalance: a worker saturated that was still given tasks later, while others idled (one long
     # task alone on a worker is too little parallel work, not imbalance).
     saturated = (busy >= SATURATED * capacity) & (capacity > 0)
-    last_start = np.array([window.last_start.get(worker, -np.inf) for worker in window.workers])
+    last_start = window.last_start
     bucket_ends = window.active[0] + (np.arange(busy.shape[1]) + 1) * window.width
     any_saturated = (saturated & (last_start[:, None] > bucket_ends[None, :])).any(axis=0)
     rest = np.where(counted, 0.0, idle)
@@ -271,42 +279,36 @@ def _tail_start(window: TaskWindow) -> float | None:
     """When the end's few running tasks were all that ran: going back from the end, the first time
     more tasks ran than a quarter of the threads (or one). None when that never happened."""
     allowed = max(1, int(TAIL_BUSY * window.thread_count))
-    edges = sorted(
-        [(task.stop, 1) for task in window.tasks] + [(task.start, -1) for task in window.tasks],
-        key=lambda edge: (edge[0], -edge[1]),  # at one time, a task that starts before one that stops
-        reverse=True,
-    )
-    running = 0
-    for time_, step in edges:  # backwards: a stop is a task that runs before it, a start one that ended
-        running += step
-        if running > allowed:
-            return time_
-    return None
+    times = np.concatenate([window.tasks.stop, window.tasks.start])
+    # Backwards, a stop is a task that runs before it (+1), a start one that ended (-1); at one
+    # time, a task that starts comes before one that stops (they did not run together).
+    steps = np.concatenate([np.ones(len(window.tasks)), -np.ones(len(window.tasks))])
+    order = np.lexsort((steps, -times))
+    over = np.nonzero(np.cumsum(steps[order]) > allowed)[0]
+    return float(times[order[over[0]]]) if len(over) else None
 
 
 def _straggler(found: _Found, lost: float, since: float) -> None:
     window = found.window
+    tasks, durations = window.tasks, window.durations
     end = window.active[1]
     # What held the end: tasks that ran through at least half of the tail.
     half = since + (end - since) / 2
-    running = sorted(
-        (task for task in window.tasks if task.start <= half and task.stop > half),
-        key=lambda task: -(task.stop - task.start),
-    )[:5]
+    (through,) = np.nonzero((tasks.start <= half) & (tasks.stop > half))
+    running = through[np.argsort(-durations[through], kind="stable")][:5]
     medians = {
-        group: statistics.median(t.stop - t.start for t in window.tasks if t.group == group)
-        for group in {task.group for task in running}
+        int(group): float(np.median(durations[tasks.group == group])) for group in set(tasks.group[running])
     }
     evidence = {
         "tail_seconds": round(end - since, 3),
         "tasks": [
             {
-                "key": t.key,
-                "group": t.group,
-                "seconds": round(t.stop - t.start, 3),
-                "group_median": round(medians[t.group], 3),
+                "key": tasks.key(row),
+                "group": tasks.group_name(row),
+                "seconds": round(float(durations[row]), 3),
+                "group_median": round(medians[int(tasks.group[row])], 3),
             }
-            for t in running
+            for row in running
         ],
     }
     found.add(
@@ -350,19 +352,16 @@ def _paused(found: _Found, pauses: list[Alert], idle: np.ndarray, counted: np.nd
 def _overhead(found: _Found) -> float:
     """Short gaps between back-to-back tasks of a thread, when tasks are small: Dask's per-task cost."""
     window = found.window
-    durations = [task.stop - task.start for task in window.tasks]
-    median = statistics.median(durations)
+    tasks, durations = window.tasks, window.durations
+    median = float(np.median(durations))
     if median >= SMALL_TASK:
         return 0.0
-    lanes: dict[tuple[str, int | None], list[tuple[float, float]]] = defaultdict(list)
-    for task in window.tasks:
-        lanes[(task.worker, task.thread)].append((task.start, task.stop))
-    gaps = 0.0
-    for spans in lanes.values():
-        spans.sort()
-        for (_, stop), (start, _) in pairwise(spans):
-            if 0 < start - stop < OVERHEAD_GAP:
-                gaps += start - stop
+    # Each thread's tasks in order of start: a gap is the next one's start less this one's stop.
+    order = np.lexsort((tasks.start, tasks.thread, tasks.worker))
+    lane = tasks.worker[order] * (1 << 32) + tasks.thread[order]
+    same_lane = lane[1:] == lane[:-1]
+    between = tasks.start[order][1:] - tasks.stop[order][:-1]
+    gaps = float(between[same_lane & (between > 0) & (between < OVERHEAD_GAP)].sum())
     found.add(
         "small-tasks",
         gaps,

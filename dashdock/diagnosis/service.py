@@ -40,7 +40,7 @@ def diagnose_window(
         "truncated": window.truncated,
         "threads": window.thread_count,
         # The last recorded task's end: a caller waiting for work just done compares it to its end.
-        "recorded_until": max((task.stop for task in window.tasks), default=None),
+        "recorded_until": float(window.tasks.stop.max()) if len(window.tasks) else None,
         "start": window.first,
         "end": window.last,
     }

@@ -26,6 +26,7 @@ from dashdock.history.model import (
     WorkerSample,
     clip_head,
 )
+from dashdock.history.store_columns import TaskColumns, read_task_columns
 
 # Rows written before those limits (an older dashdock kept keys of 16 KiB and groups of any length)
 # are clipped as they are read too; read with this much room, text clipped on the way in is untouched.
@@ -153,6 +154,20 @@ class StoreReads:
                     )
         finally:
             cursor.close()
+
+    def task_columns(
+        self, run_id: str, start: float | None, end: float | None, limit: int
+    ) -> TaskColumns | None:
+        """What ``tasks`` reads, as columns (store_columns.py); None for an unknown run."""
+        with self._db() as db:
+            db.execute("BEGIN")  # one snapshot for the run's names and its tasks
+            try:
+                found = _find(db, run_id, "seq, longest")
+                if found is None:
+                    return None
+                return read_task_columns(db, found[0], found[1], start, end, limit, self.max_text)
+            finally:
+                db.execute("ROLLBACK")  # only read
 
     def finished_by_group(self, run_id: str, start: float, end: float) -> list[tuple[str, int, int]]:
         """Tasks that finished in [start, end], counted per group by SQLite: (group, ok, erred)."""
