@@ -16,7 +16,6 @@ from dashdock.history.store import HistoryStore
 class DiagnosisLimits:
     max_tasks: int = 1_000_000  # tasks read for one window; more are left out, and the answer says so
     max_samples: int = 200_000  # worker samples read (spilled bytes)
-    max_alerts: int = 500  # the run's alerts read (workers paused for memory)
 
 
 def diagnose_window(
@@ -25,15 +24,10 @@ def diagnose_window(
     """``{"findings": [...], "tasks": n, "truncated": bool}`` for [start, end] of ``run``."""
     run_span = (run.start, run.end or time.time())
     window = read_window(store, run.id, start, end, run_span, limits.max_tasks)
-    pauses = [
-        alert
-        for alert in store.alerts(run_id=run.id, limit=limits.max_alerts)
-        if alert.kind == "worker-paused" and alert.updated >= window.first and alert.time <= window.last
-    ]
     spilled: dict[str, int] = {}
     for sample in store.worker_samples(run.id, window.first, window.last, limit=limits.max_samples):
         spilled[sample.worker] = max(spilled.get(sample.worker, 0), sample.spilled)
-    findings: list[Finding] = diagnose(window, pauses, metrics_of_window(store, run.id, start, end), spilled)
+    findings: list[Finding] = diagnose(window, metrics_of_window(store, run.id, start, end), spilled)
     return {
         "findings": [finding.to_json() for finding in findings],
         "tasks": len(window.tasks),

@@ -24,6 +24,7 @@ TRANSFER = ACTIONS.index("transfer")
 # The finest bucket: busy-ness is read at this resolution, coarser on long windows.
 BUCKET_SECONDS = 0.05
 MAX_BUCKETS = 4000
+MAX_SCHEDULER_SAMPLES = 200_000  # the scheduler's CPU figures read (a day at two a second)
 
 
 @dataclass
@@ -43,6 +44,8 @@ class TaskWindow:
     busy: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))  # thread-seconds per bucket
     capacity: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))  # threads x width there
     waiting: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))  # idle, fetching inputs
+    pauses: list[tuple[str, float, float]] = field(default_factory=list)  # (worker, paused, resumed)
+    scheduler_cpu: list[tuple[float, float]] = field(default_factory=list)  # (time, percent of a core)
 
     @property
     def wall(self) -> float:
@@ -51,6 +54,9 @@ class TaskWindow:
     @property
     def thread_count(self) -> int:
         return sum(self.threads.values())
+
+    def bucket_time(self, index: int) -> float:
+        return self.active[0] + index * self.width
 
     @property
     def durations(self) -> np.ndarray:
@@ -75,10 +81,13 @@ def read_window(
     last = end if end is not None else run_span[1]
     events = [
         event
-        for kind in ("worker-joined", "worker-left")
+        for kind in ("worker-joined", "worker-left", "worker-paused", "worker-resumed")
         for event in store.events(run_id, None, last, kind=kind)
     ]
     window = TaskWindow(first, last, tasks, truncated, *_workers(events, tasks, first, last))
+    window.pauses = _pauses(events, first, last)
+    # The scheduler's monitor measures twice a second: one before the window covers its start.
+    window.scheduler_cpu = store.scheduler_cpu(run_id, first - 1.0, last + 1.0, limit=MAX_SCHEDULER_SAMPLES)
     if len(tasks):
         begin = max(first, float(tasks.start.min()))
         finish = min(last, float(tasks.stop.max()))
@@ -146,6 +155,22 @@ def _workers(
         for worker in threads
     }
     return threads, present, left
+
+
+def _pauses(events: list[Event], first: float, last: float) -> list[tuple[str, float, float]]:
+    """Each stretch a worker was paused for memory that overlaps [first, last], as the recorder's
+    samples saw it begin and end (or the window end, while it lasted)."""
+    since: dict[str, float] = {}
+    stretches = []
+    for event in sorted(events, key=lambda event: event.time):
+        if event.worker is None:
+            continue
+        if event.kind == "worker-paused":
+            since.setdefault(event.worker, event.time)
+        elif event.kind in ("worker-resumed", "worker-left") and event.worker in since:
+            stretches.append((event.worker, since.pop(event.worker), event.time))
+    stretches += [(worker, paused, last) for worker, paused in since.items()]
+    return [(worker, max(a, first), min(b, last)) for worker, a, b in stretches if b >= first and a <= last]
 
 
 def _fill_buckets(window: TaskWindow) -> None:

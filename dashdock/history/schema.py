@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sqlite3
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 # Version 2: alerts (what the recorder noticed that the user should hear about).
 _ALERTS = """
@@ -39,6 +39,13 @@ CREATE TABLE metric_samples (
     value REAL NOT NULL
 );
 CREATE INDEX metric_samples_by_time ON metric_samples (run, time);
+"""
+
+# Version 4: the scheduler's own CPU, as its system monitor measured it (diagnosis names a
+# window whose scheduler was saturated).
+_SCHEDULER_SAMPLES = """
+CREATE TABLE scheduler_samples (run INTEGER NOT NULL, time REAL NOT NULL, cpu REAL NOT NULL);
+CREATE INDEX scheduler_samples_by_time ON scheduler_samples (run, time);
 """
 
 SCHEMA = (
@@ -113,6 +120,7 @@ CREATE INDEX events_by_time ON events (run, time);
 """
     + _ALERTS
     + _METRIC_SAMPLES
+    + _SCHEDULER_SAMPLES
 )
 
 # Every table whose rows belong to a run (column ``run``): deleted with it.
@@ -126,11 +134,12 @@ RUN_TABLES = (
     "events",
     "alerts",
     "metric_samples",
+    "scheduler_samples",
 )
 # Tables clustered by (run, <column>) (WITHOUT ROWID): deleted a range of that column at a time.
 CLUSTERED = {"tasks": "start", "finished": "tick"}
 
-_MIGRATIONS = {1: _ALERTS, 2: _METRIC_SAMPLES}  # from version n to n + 1
+_MIGRATIONS = {1: _ALERTS, 2: _METRIC_SAMPLES, 3: _SCHEDULER_SAMPLES}  # from version n to n + 1
 
 
 def migrate(db: sqlite3.Connection, version: int) -> None:

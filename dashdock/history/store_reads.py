@@ -253,6 +253,13 @@ class StoreReads:
         )
         return [MetricSample(t, metric, line, value) for t, metric, line, value in rows]
 
+    def scheduler_cpu(
+        self, run_id: str, start: float | None = None, end: float | None = None, limit: int | None = None
+    ) -> list[tuple[float, float]]:
+        """(time, CPU percent of one core) of the scheduler's process in [start, end], oldest first."""
+        rows = self._select(run_id, "SELECT time, cpu FROM scheduler_samples", "time", start, end, limit)
+        return [(t, cpu) for t, cpu in rows]
+
     def alerts(
         self,
         source: str | None = None,

@@ -139,6 +139,17 @@ class StoreWrites:
             )
         return True
 
+    def add_scheduler_samples(self, run_id: str, samples: Sequence[tuple[float, float]]) -> bool:
+        """The scheduler's CPU (percent of one core) at each time its monitor measured it."""
+        with self._write() as db:
+            seq = self._seq(db, run_id)
+            if seq is None:
+                return False
+            db.executemany(
+                "INSERT INTO scheduler_samples VALUES (?, ?, ?)", [(seq, t, cpu) for t, cpu in samples]
+            )
+        return True
+
     def add_group_progress(self, run_id: str, rows: Sequence[GroupProgress]) -> bool:
         with self._write() as db:
             seq = self._seq(db, run_id)

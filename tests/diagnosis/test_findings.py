@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from dashdock.diagnosis.service import DiagnosisLimits, diagnose_window
-from dashdock.history.model import Alert, Event, Run, Span, TaskRecord, WorkerSample
+from dashdock.history.model import Event, Run, Span, TaskRecord, WorkerSample
 from dashdock.history.store import HistoryStore
 
 T0 = 1_764_000_000.0
@@ -152,13 +152,29 @@ def test_work_recomputed_after_a_worker_died_is_worker_lost(store: HistoryStore)
 
 def test_a_worker_paused_for_memory_is_memory_pause_not_imbalance(store: HistoryStore) -> None:
     tasks = back_to_back(0.5, 20, lanes=[(A, 1), (A, 2)])
-    alert = Alert(
-        "a1a1a1a1a1a1", "fedcba987654", "worker-paused", "", T0 + 1, T0 + 11, "paused", {"worker": B}
-    )
-    store.add_alerts(RUN, [alert])
+    # The recorder's samples saw B paused, then running again, 10 s later.
+    store.add_events(RUN, [Event(T0 + 1, "worker-paused", B), Event(T0 + 11, "worker-resumed", B)])
     (top, *_) = window_findings(store, tasks)
     assert top["kind"] == "memory-pause" and top["evidence"]["workers"] == [B]
     assert 19 < top["lost_seconds"] < 21, top  # B's two threads for the ~10 s A worked
+
+
+def test_idle_threads_while_the_scheduler_was_saturated_are_scheduler_bound(store: HistoryStore) -> None:
+    # Tiny tasks with 40 ms between them on every thread, while the scheduler's monitor read its
+    # process at 100 % of a core (twice a second): the gaps are the scheduler's, not overhead.
+    tasks = back_to_back(0.01, 200, gap=0.04)
+    store.add_scheduler_samples(RUN, [(T0 + 0.5 + i / 2, 100.0) for i in range(24)])
+    (top, *rest) = window_findings(store, tasks)
+    assert top["kind"] == "scheduler-bound", top
+    # 4 threads idle 80 % of the ~10 s: about 32 thread-seconds.
+    assert 28 < top["lost_seconds"] < 36, top
+    assert "small-tasks" not in [f["kind"] for f in rest], rest
+
+
+def test_a_scheduler_at_ease_leaves_the_gaps_to_per_task_overhead(store: HistoryStore) -> None:
+    store.add_scheduler_samples(RUN, [(T0 + 0.5 + i / 2, 30.0) for i in range(24)])
+    (top, *_) = window_findings(store, back_to_back(0.01, 200, gap=0.04))
+    assert top["kind"] == "small-tasks", top
 
 
 def test_findings_are_ordered_by_cost_and_carry_their_advice(store: HistoryStore) -> None:

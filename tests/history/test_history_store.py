@@ -226,8 +226,11 @@ def test_a_store_an_older_dashdock_wrote_gains_alerts_and_keeps_its_runs(store: 
     path = store.path
     store.begin_run(Run(id="0123456789ab", source="s", name="Old", scheduler="tcp://127.0.0.1:1", start=1.0))
     store.close()
-    with closing(sqlite3.connect(path)) as db:  # what version 1 had: no alerts, no metric samples
-        db.executescript("DROP TABLE alerts; DROP TABLE metric_samples; PRAGMA user_version = 1;")
+    with closing(sqlite3.connect(path)) as db:  # version 1: no alerts, metric or scheduler samples
+        db.executescript(
+            "DROP TABLE alerts; DROP TABLE metric_samples; DROP TABLE scheduler_samples;"
+            " PRAGMA user_version = 1;"
+        )
     upgraded = HistoryStore.open(path)
     assert [r.name for r in upgraded.runs()] == ["Old"]
     alert = Alert(
@@ -241,8 +244,10 @@ def test_a_store_an_older_dashdock_wrote_gains_alerts_and_keeps_its_runs(store: 
     sample = MetricSample(2.0, "answer", "answer", 42.0)
     assert upgraded.add_metric_samples("0123456789ab", [sample])
     assert upgraded.metric_samples("0123456789ab") == [sample]
+    assert upgraded.add_scheduler_samples("0123456789ab", [(2.0, 97.5)])
+    assert upgraded.scheduler_cpu("0123456789ab") == [(2.0, 97.5)]
     assert upgraded.delete_run("0123456789ab") and upgraded.alerts() == []
-    assert upgraded.metric_samples("0123456789ab") == []
+    assert upgraded.metric_samples("0123456789ab") == [] and upgraded.scheduler_cpu("0123456789ab") == []
     upgraded.close()
 
 

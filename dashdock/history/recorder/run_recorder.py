@@ -116,6 +116,8 @@ class RunRecorder:
         self.fine_metrics: dict[str, float] | None = None  # the totals recorded last
         self.idle_ticks = 0  # ticks since the last one that read a finished task
         self.gpus: int | None = None  # workers reporting GPU metrics, as last emitted
+        self.paused: set[str] = set()  # workers paused for memory at the last sample
+        self.monitor_written = 0  # the scheduler monitor's rows written (its count then)
         self.mirror_reader = (
             MirrorReader(self.scheduler, mirror, emit, run.id, limits.state_offer_every)
             if mirror is not None
@@ -267,6 +269,7 @@ class RunRecorder:
         except SchedulerError as e:
             problem = e  # the tasks read are written first: the cursor has moved past them
         writes = TickWrites(tasks, gap, samples, progress, events, self.alerts.take(), metric_samples)
+        writes.scheduler_cpu = self._scheduler_cpu()
         try:
             kept = await self.writer.run(writes.apply, self.writer.store, self.run.id)
         except Exception as e:  # a store that cannot be written loses tasks: the run cannot go on
@@ -278,6 +281,21 @@ class RunRecorder:
             self.emit({"event": "gap", "run_id": self.run.id, "missed": missed})
         if problem is not None:
             raise problem
+
+    def _scheduler_cpu(self) -> list[tuple[float, float]]:
+        """The scheduler's CPU rows its monitor measured since the last tick, when it offers its
+        plot state (read for the drawn plots; a plain scheduler does not say)."""
+        if self.mirror is None:
+            return []
+        monitor = self.mirror.monitor
+        times, cpu = monitor.quantities["time"], monitor.quantities["cpu"]
+        new = min(monitor.count - self.monitor_written, len(times), len(cpu))
+        self.monitor_written = monitor.count
+        return (
+            list(zip(list(times)[len(times) - new :], list(cpu)[len(cpu) - new :], strict=True))
+            if new > 0
+            else []
+        )
 
     async def _metric_samples(self) -> list[MetricSample]:
         """What the custom metrics sampled since the last read, when a notebook added some."""
@@ -309,6 +327,15 @@ class RunRecorder:
         self.workers = present
         if isinstance(workers, Mapping):
             self.alerts.workers(workers, now)
+            # When each worker was paused for memory, and for how long (diagnosis counts it).
+            paused = {
+                str(w)
+                for w, info in workers.items()
+                if isinstance(info, Mapping) and info.get("status") == "paused"
+            }
+            events.extend(Event(now, "worker-paused", w) for w in sorted(paused - self.paused))
+            events.extend(Event(now, "worker-resumed", w) for w in sorted((self.paused - paused) & present))
+            self.paused = paused
             gpus = sum(1 for info in workers.values() if _reports_gpus(info))
             if gpus != self.gpus:
                 self.gpus = gpus
