@@ -162,11 +162,20 @@ def _scheduler_bound(found: Found, idle: np.ndarray, counted: np.ndarray) -> np.
     saturated = np.zeros(buckets, dtype=bool)
     busiest = 0.0
     previous: float | None = None
+    # The monitor measures the scheduler's whole process: workers in it (LocalCluster's
+    # processes=False) add their tasks' CPU. A stretch whose tasks were long was the workers' CPU;
+    # a saturated scheduler shows as small tasks, or none running at all.
+    starts, durations = window.tasks.start, window.durations  # tasks are in order of start
+    longest = float(durations.max())
     for time_, cpu in window.scheduler_cpu:
         # Each figure is the scheduler's CPU since its monitor's previous one.
         since = previous if previous is not None else time_ - 0.5
         previous = time_
         if cpu < SCHEDULER_BUSY:
+            continue
+        i, j = np.searchsorted(starts, [since - longest, time_])
+        running = durations[i:j][window.tasks.stop[i:j] > since]
+        if len(running) and float(running.mean()) >= SMALL_TASK:
             continue
         busiest = max(busiest, cpu)
         k0 = max(0, int((since - window.active[0]) / window.width))

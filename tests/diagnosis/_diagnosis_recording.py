@@ -20,10 +20,12 @@ from distributed import Client, LocalCluster, get_task_stream
 from dashdock.diagnosis.service import DiagnosisLimits, diagnose_window
 from dashdock.history.model import Run
 from dashdock.history.recorder.alerts import AlertLimits, AlertWatch
+from dashdock.history.recorder.mirror import SchedulerMirror
 from dashdock.history.recorder.run_recorder import Limits, RunRecorder
 from dashdock.history.recorder.run_writes import Writer
 from dashdock.history.store import HistoryStore
 from dashdock.kernel.fine_metrics import offer
+from dashdock.kernel.plot_state import offer as offer_plot_state
 
 RECORDED_WITHIN = 60.0  # seconds for the recorder to have a window's tasks (a loaded CI machine)
 
@@ -61,8 +63,9 @@ class Recorded:
 
 @contextlib.asynccontextmanager
 async def recorded_cluster(tmp_path: Path, **cluster: Any) -> AsyncIterator[Recorded]:
-    """A LocalCluster (``cluster`` are its arguments), offering Fine Performance Metrics as a
-    dashdock-managed one does, recorded every 0.2 s until the block ends."""
+    """A LocalCluster (``cluster`` are its arguments), offering Fine Performance Metrics and its
+    plot state as a dashdock-managed one does, recorded every 0.2 s until the block ends (with the
+    mirror the drawn plots read, through which the scheduler's own CPU is recorded)."""
     store = HistoryStore.open(tmp_path / "history.db")
     options: dict[str, Any] = {"protocol": "tcp", "host": "127.0.0.1", "dashboard_address": ":0"}
     async with (
@@ -70,11 +73,14 @@ async def recorded_cluster(tmp_path: Path, **cluster: Any) -> AsyncIterator[Reco
         Client(dask_cluster, asynchronous=True) as client,
     ):
         offer(dask_cluster.scheduler)
+        offer_plot_state(dask_cluster.scheduler)
         run = Run("d1a9d1a9d1a9", "5ca1ab1e5ca1", "diagnosis", dask_cluster.scheduler_address, time.time())
         store.begin_run(run)
         writer = Writer(store)
         limits = Limits(tick=0.2, fine_metrics_every=10_000, fine_metrics_settle=3)
-        recorder = RunRecorder(run, writer, lambda event: None, limits, AlertWatch(run.source, AlertLimits()))
+        recorder = RunRecorder(
+            run, writer, lambda event: None, limits, AlertWatch(run.source, AlertLimits()), SchedulerMirror()
+        )
         await recorder.start()
         recording = asyncio.ensure_future(recorder.record())
         try:
