@@ -19,8 +19,13 @@ SMALL_TASK = 0.1
 TAIL_BUSY = 0.25
 # A worker is saturated when this share of its threads are busy.
 SATURATED = 0.9
-# The scheduler is saturated at this CPU (percent of one core: its event loop is one thread).
-SCHEDULER_BUSY = 90.0
+# The scheduler is saturated at this CPU (percent of one core: its event loop is one thread). Not
+# 100: its monitor's figure is an average over half a second, and a scheduler sharing its cores
+# with workers (a LocalCluster on a laptop) rarely gets a whole one even when it is the bottleneck.
+SCHEDULER_BUSY = 80.0
+# The scheduler's event loop is saturated when it ticks this rarely: Dask asks for a tick every
+# 20 ms, so it ran at most a fifth of them (its own work, or the GIL held by code in its process).
+LOOP_LAGGING = 0.1
 
 
 def idle_causes(found: Found) -> None:
@@ -155,32 +160,21 @@ def _paused(found: Found, idle: np.ndarray, counted: np.ndarray) -> None:
 
 
 def _scheduler_bound(found: Found, idle: np.ndarray, counted: np.ndarray) -> np.ndarray:
-    """Idle threads while the scheduler's CPU was saturated: its event loop could not hand out
-    work faster. Returns the buckets it covered."""
+    """Idle threads while the scheduler was saturated (its process's CPU near a core, or its event
+    loop ticking far less often than it should): it could not hand out work faster. Returns the
+    buckets it covered."""
     window = found.window
-    buckets = idle.shape[1]
-    saturated = np.zeros(buckets, dtype=bool)
-    busiest = 0.0
-    previous: float | None = None
-    # The monitor measures the scheduler's whole process: workers in it (LocalCluster's
-    # processes=False) add their tasks' CPU. A stretch whose tasks were long was the workers' CPU;
-    # a saturated scheduler shows as small tasks, or none running at all.
-    starts, durations = window.tasks.start, window.durations  # tasks are in order of start
-    longest = float(durations.max())
-    for time_, cpu in window.scheduler_cpu:
-        # Each figure is the scheduler's CPU since its monitor's previous one.
-        since = previous if previous is not None else time_ - 0.5
-        previous = time_
-        if cpu < SCHEDULER_BUSY:
-            continue
-        i, j = np.searchsorted(starts, [since - longest, time_])
-        running = durations[i:j][window.tasks.stop[i:j] > since]
-        if len(running) and float(running.mean()) >= SMALL_TASK:
-            continue
-        busiest = max(busiest, cpu)
-        k0 = max(0, int((since - window.active[0]) / window.width))
-        k1 = min(buckets, int((time_ - window.active[0]) / window.width) + 1)
-        saturated[k0:k1] = True
+    saturated = np.zeros(idle.shape[1], dtype=bool)
+    busiest, slowest = 0.0, 0.0
+    for since, until, cpu in _stretches(window.scheduler_cpu, 0.5):
+        if cpu >= SCHEDULER_BUSY and _small_tasks_ran(window, since, until):
+            busiest = max(busiest, cpu)
+            _mark(window, saturated, since, until)
+    # The loop's figure is read once a recorder tick: it covers the time since the one before.
+    for since, until, interval in _stretches(window.scheduler_loop, 1.0):
+        if interval >= LOOP_LAGGING and _small_tasks_ran(window, since, until):
+            slowest = max(slowest, interval)
+            _mark(window, saturated, since, until)
     if not saturated.any():
         return saturated
     cells = saturated[None, :] & ~counted
@@ -191,13 +185,46 @@ def _scheduler_bound(found: Found, idle: np.ndarray, counted: np.ndarray) -> np.
     found.add(
         "scheduler-bound",
         lost,
-        f"was idle while the scheduler's CPU was saturated for {seconds_text(seconds)}",
-        f"Idle threads while the scheduler's own process ran at {SCHEDULER_BUSY:.0f} % of a core or more "
-        f"(at most {busiest:.0f} %): it could not hand out tasks faster.",
-        {"saturated_seconds": round(seconds, 3), "scheduler_cpu_max": round(busiest, 1)},
+        f"was idle while the scheduler was saturated for {seconds_text(seconds)}",
+        f"Idle threads while the scheduler's process ran at {SCHEDULER_BUSY:.0f} % of a core or more "
+        f"(at most {busiest:.0f} %) or its event loop ticked every {LOOP_LAGGING * 1000:.0f} ms or "
+        f"slower (at worst {slowest * 1000:.0f} ms; Dask's is 20): it could not hand out tasks faster.",
+        {
+            "saturated_seconds": round(seconds, 3),
+            "scheduler_cpu_max": round(busiest, 1),
+            "loop_interval_max": round(slowest, 3),
+        },
         (window.bucket_time(int(covered[0])), window.bucket_time(int(covered[-1]) + 1)),
     )
     return saturated
+
+
+def _stretches(samples: list[tuple[float, float]], first: float) -> list[tuple[float, float, float]]:
+    """(since, until, value): each figure covers the time since the one before (``first`` seconds
+    for the first)."""
+    if not samples:
+        return []
+    times = [time_ for time_, _ in samples]
+    return [
+        (since, time_, value)
+        for since, (time_, value) in zip([times[0] - first, *times], samples, strict=False)
+    ]
+
+
+def _small_tasks_ran(window: TaskWindow, since: float, until: float) -> bool:
+    """Whether the tasks running in [since, until] were small, or none ran. The monitor measures the
+    scheduler's whole process, and workers in it (LocalCluster's processes=False) add their tasks'
+    CPU and hold its GIL: a stretch whose tasks were long was the workers', not the scheduler's."""
+    starts, durations = window.tasks.start, window.durations  # tasks are in order of start
+    i, j = np.searchsorted(starts, [since - float(durations.max()), until])
+    running = durations[i:j][window.tasks.stop[i:j] > since]
+    return not len(running) or float(running.mean()) < SMALL_TASK
+
+
+def _mark(window: TaskWindow, saturated: np.ndarray, since: float, until: float) -> None:
+    k0 = max(0, int((since - window.active[0]) / window.width))
+    k1 = min(len(saturated), int((until - window.active[0]) / window.width) + 1)
+    saturated[k0:k1] = True
 
 
 def _overhead(found: Found, scheduler_saturated: np.ndarray) -> float:

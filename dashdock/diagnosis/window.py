@@ -46,6 +46,7 @@ class TaskWindow:
     waiting: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))  # idle, fetching inputs
     pauses: list[tuple[str, float, float]] = field(default_factory=list)  # (worker, paused, resumed)
     scheduler_cpu: list[tuple[float, float]] = field(default_factory=list)  # (time, percent of a core)
+    scheduler_loop: list[tuple[float, float]] = field(default_factory=list)  # (time, tick seconds)
 
     @property
     def wall(self) -> float:
@@ -88,6 +89,7 @@ def read_window(
     window.pauses = _pauses(events, first, last)
     # The scheduler's monitor measures twice a second: one before the window covers its start.
     window.scheduler_cpu = store.scheduler_cpu(run_id, first - 1.0, last + 1.0, limit=MAX_SCHEDULER_SAMPLES)
+    window.scheduler_loop = store.scheduler_loop(run_id, first - 1.0, last + 1.0, limit=MAX_SCHEDULER_SAMPLES)
     if len(tasks):
         begin = max(first, float(tasks.start.min()))
         finish = min(last, float(tasks.stop.max()))

@@ -41,10 +41,10 @@ CREATE TABLE metric_samples (
 CREATE INDEX metric_samples_by_time ON metric_samples (run, time);
 """
 
-# Version 4: the scheduler's own CPU, as its system monitor measured it (diagnosis names a
-# window whose scheduler was saturated).
+# Version 4: the scheduler's own CPU, as its system monitor measured it, and its event loop's
+# observed tick interval (diagnosis names a window whose scheduler was saturated). A row has one.
 _SCHEDULER_SAMPLES = """
-CREATE TABLE scheduler_samples (run INTEGER NOT NULL, time REAL NOT NULL, cpu REAL NOT NULL);
+CREATE TABLE scheduler_samples (run INTEGER NOT NULL, time REAL NOT NULL, cpu REAL, loop REAL);
 CREATE INDEX scheduler_samples_by_time ON scheduler_samples (run, time);
 """
 

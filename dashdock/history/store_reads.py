@@ -257,8 +257,21 @@ class StoreReads:
         self, run_id: str, start: float | None = None, end: float | None = None, limit: int | None = None
     ) -> list[tuple[float, float]]:
         """(time, CPU percent of one core) of the scheduler's process in [start, end], oldest first."""
-        rows = self._select(run_id, "SELECT time, cpu FROM scheduler_samples", "time", start, end, limit)
-        return [(t, cpu) for t, cpu in rows]
+        return self._scheduler_samples(run_id, "cpu", start, end, limit)
+
+    def scheduler_loop(
+        self, run_id: str, start: float | None = None, end: float | None = None, limit: int | None = None
+    ) -> list[tuple[float, float]]:
+        """(time, the scheduler's observed event-loop tick interval in seconds), oldest first."""
+        return self._scheduler_samples(run_id, "loop", start, end, limit)
+
+    def _scheduler_samples(
+        self, run_id: str, column: str, start: float | None, end: float | None, limit: int | None
+    ) -> list[tuple[float, float]]:
+        rows = self._select(
+            run_id, f"SELECT time, {column} FROM scheduler_samples", "time", start, end, limit
+        )
+        return [(t, value) for t, value in rows if value is not None]
 
     def alerts(
         self,

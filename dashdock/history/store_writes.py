@@ -139,14 +139,18 @@ class StoreWrites:
             )
         return True
 
-    def add_scheduler_samples(self, run_id: str, samples: Sequence[tuple[float, float]]) -> bool:
-        """The scheduler's CPU (percent of one core) at each time its monitor measured it."""
+    def add_scheduler_samples(
+        self, run_id: str, cpu: Sequence[tuple[float, float]], loop: Sequence[tuple[float, float]] = ()
+    ) -> bool:
+        """The scheduler's CPU (percent of one core) at each time its monitor measured it, and its
+        event loop's observed tick interval (seconds) as the recorder read it."""
         with self._write() as db:
             seq = self._seq(db, run_id)
             if seq is None:
                 return False
             db.executemany(
-                "INSERT INTO scheduler_samples VALUES (?, ?, ?)", [(seq, t, cpu) for t, cpu in samples]
+                "INSERT INTO scheduler_samples VALUES (?, ?, ?, ?)",
+                [(seq, t, value, None) for t, value in cpu] + [(seq, t, None, value) for t, value in loop],
             )
         return True
 

@@ -223,7 +223,6 @@ async def test_a_scheduler_too_busy_to_hand_out_tasks_is_named_scheduler_bound(t
         await workers_of(rec, 1)
         scheduler = rec.cluster.scheduler
         tasks, held = 1_000, 2.0
-        measured_from = scheduler.monitor.count
 
         async def work() -> None:
             futures = rec.client.map(inc, range(tasks), pure=False)
@@ -233,10 +232,9 @@ async def test_a_scheduler_too_busy_to_hand_out_tasks_is_named_scheduler_bound(t
 
         found, stream = await rec.window(work, tasks)
         show("scheduler-bound", found)
-        # Dask's own record: its monitor read the scheduler's process at 90 % of a core or more,
-        # and no task ran for most of the time the loop was held, though a thousand tiny ones waited.
-        cpu = scheduler.monitor.range_query(start=measured_from)["cpu"]
-        assert max(cpu) >= 90, cpu
+        # Dask's own record: its event loop's longest tick was about the hold (Dask logs it as
+        # "Event loop was unresponsive"), and no task ran meanwhile, though a thousand tiny ones waited.
+        assert scheduler.digests_max["tick-duration"] >= 0.75 * held, dict(scheduler.digests_max)
         computes = sorted((s["start"], s["stop"]) for s in spans(stream, "compute"))
         assert max(b[0] - a[1] for a, b in pairwise(computes)) >= 0.75 * held, computes
         assert "scheduler-bound" in top_two(found), found

@@ -171,8 +171,16 @@ def test_idle_threads_while_the_scheduler_was_saturated_are_scheduler_bound(stor
     assert "small-tasks" not in [f["kind"] for f in rest], rest
 
 
+def test_a_scheduler_loop_that_ticks_rarely_is_scheduler_bound(store: HistoryStore) -> None:
+    # The recorder read the loop's observed tick interval once a second: 500 ms, not Dask's 20.
+    store.add_scheduler_samples(RUN, [], [(T0 + 1 + i, 0.5) for i in range(11)])
+    (top, *_) = window_findings(store, back_to_back(0.01, 200, gap=0.04))
+    assert top["kind"] == "scheduler-bound" and top["evidence"]["loop_interval_max"] == 0.5, top
+    assert 28 < top["lost_seconds"] < 36, top
+
+
 def test_a_scheduler_at_ease_leaves_the_gaps_to_per_task_overhead(store: HistoryStore) -> None:
-    store.add_scheduler_samples(RUN, [(T0 + 0.5 + i / 2, 30.0) for i in range(24)])
+    store.add_scheduler_samples(RUN, [(T0 + 0.5 + i / 2, 30.0) for i in range(24)], [(T0 + 5, 0.021)])
     (top, *_) = window_findings(store, back_to_back(0.01, 200, gap=0.04))
     assert top["kind"] == "small-tasks", top
 

@@ -118,6 +118,7 @@ class RunRecorder:
         self.gpus: int | None = None  # workers reporting GPU metrics, as last emitted
         self.paused: set[str] = set()  # workers paused for memory at the last sample
         self.monitor_written = 0  # the scheduler monitor's rows written (its count then)
+        self.state_read = 0  # the mirror's changes when the loop's tick interval was written
         self.mirror_reader = (
             MirrorReader(self.scheduler, mirror, emit, run.id, limits.state_offer_every)
             if mirror is not None
@@ -269,7 +270,7 @@ class RunRecorder:
         except SchedulerError as e:
             problem = e  # the tasks read are written first: the cursor has moved past them
         writes = TickWrites(tasks, gap, samples, progress, events, self.alerts.take(), metric_samples)
-        writes.scheduler_cpu = self._scheduler_cpu()
+        writes.scheduler_cpu, writes.scheduler_loop = self._scheduler_cpu(), self._scheduler_loop(now)
         try:
             kept = await self.writer.run(writes.apply, self.writer.store, self.run.id)
         except Exception as e:  # a store that cannot be written loses tasks: the run cannot go on
@@ -296,6 +297,14 @@ class RunRecorder:
             if new > 0
             else []
         )
+
+    def _scheduler_loop(self, now: float) -> list[tuple[float, float]]:
+        """The scheduler's event loop's observed tick interval, when this tick read its state: a
+        loop held by its own work ticks far less often than its 20 ms (Dask's Contention plot)."""
+        if self.mirror is None or self.mirror.changes == self.state_read:
+            return []
+        self.state_read = self.mirror.changes
+        return [(now, float(self.mirror._tick_interval_observed))]
 
     async def _metric_samples(self) -> list[MetricSample]:
         """What the custom metrics sampled since the last read, when a notebook added some."""

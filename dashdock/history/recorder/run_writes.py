@@ -33,7 +33,9 @@ class Store(Protocol):
     def add_events(self, run_id: str, events: Sequence[Event]) -> bool: ...
     def add_alerts(self, run_id: str, alerts: Sequence[Alert]) -> bool: ...
     def add_metric_samples(self, run_id: str, samples: Sequence[MetricSample]) -> bool: ...
-    def add_scheduler_samples(self, run_id: str, samples: Sequence[tuple[float, float]]) -> bool: ...
+    def add_scheduler_samples(
+        self, run_id: str, cpu: Sequence[tuple[float, float]], loop: Sequence[tuple[float, float]] = ()
+    ) -> bool: ...
     def last_recorded(self, scheduler: str, but: str) -> tuple[float, frozenset[str]] | None: ...
     def last_alert(self, source: str, kinds: Sequence[str]) -> Alert | None: ...
     def end_run(self, run_id: str, end: float) -> None: ...
@@ -65,6 +67,7 @@ class TickWrites:
     alerts: list[Alert]
     metric_samples: list[MetricSample] = field(default_factory=list)
     scheduler_cpu: list[tuple[float, float]] = field(default_factory=list)  # (time, percent)
+    scheduler_loop: list[tuple[float, float]] = field(default_factory=list)  # (time, tick seconds)
 
     def apply(self, store: Store, run_id: str) -> bool:
         """Write it all; False when the run is no longer in the store (the user deleted it)."""
@@ -83,6 +86,6 @@ class TickWrites:
             kept &= store.add_alerts(run_id, self.alerts)
         if self.metric_samples:
             kept &= store.add_metric_samples(run_id, self.metric_samples)
-        if self.scheduler_cpu:
-            kept &= store.add_scheduler_samples(run_id, self.scheduler_cpu)
+        if self.scheduler_cpu or self.scheduler_loop:
+            kept &= store.add_scheduler_samples(run_id, self.scheduler_cpu, self.scheduler_loop)
         return kept
