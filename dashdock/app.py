@@ -316,6 +316,16 @@ class DashdockApp(ExtensionApp):
         "every pane is a session of the dashboard's own.",
     )
 
+    install_on_url_schedulers = Bool(
+        True,
+        config=True,
+        help="Add dashdock's plot-state plugin (pickled by value; the scheduler needs no dashdock) "
+        "to a recorded scheduler that does not offer its state, such as one a dashboard URL names, "
+        "through the recorder's connection, as a notebook's client adds its own. Its key plots are "
+        "then drawn by dashdock with no Bokeh session on it, and diagnosis can name a saturated "
+        "scheduler. False: such a scheduler's panes other than the Task Stream are its own pages.",
+    )
+
     draw_key_plots_wait = Float(
         DEFAULT_PLOTS_WAIT,
         min=0.0,
@@ -410,6 +420,7 @@ class DashdockApp(ExtensionApp):
             recorder_max_memory=self.history_recorder_max_memory,
             draw_plots=self.draw_key_plots,
             plots_wait=self.draw_key_plots_wait,
+            install_plugin=self.install_on_url_schedulers,
         )
 
     def _recordable_schedulers(self) -> dict[str, str]:

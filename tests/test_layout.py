@@ -30,6 +30,7 @@ KERNEL_CONTRACT = {
     "dashdock.kernel.files",
     "dashdock.kernel.fine_metrics",
     "dashdock.kernel.plot_state",
+    "dashdock.kernel.state_plugin",
 }
 
 # What each part may import of dashdock (prefixes), besides its own modules.

@@ -25,3 +25,5 @@ class HistorySettings:
     recorder_max_memory: int = DEFAULT_RECORDER_MAX_MEMORY  # the recorder's RLIMIT_AS; 0: none
     draw_plots: bool = False  # Dask's key plots served from the recorder (recorder/plot_server.py)
     plots_wait: float = DEFAULT_PLOTS_WAIT  # seconds a page waits for its source's run to begin
+    # Add dashdock's plot-state plugin to recorded schedulers that lack it (kernel/state_plugin.py).
+    install_plugin: bool = True

@@ -69,6 +69,7 @@ class RecorderProcess:
             f"--max-alerts={self.settings.max_alerts}",
             f"--max-memory={self.settings.recorder_max_memory}",
             *(["--plots"] if self.settings.draw_plots else []),
+            *([] if self.settings.install_plugin else ["--no-install"]),
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             # Fewer malloc arenas: each reserves 64 MiB of address space, which the cap counts.

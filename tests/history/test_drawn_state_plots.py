@@ -207,18 +207,25 @@ async def test_progress_and_worker_plots_are_drawn_with_dasks_numbers_and_colour
         del kept, erred, together
 
 
-async def test_a_scheduler_that_does_not_offer_its_state_keeps_dasks_pages(
-    jupyter: Jupyter, cluster: LocalCluster
-) -> None:
-    source_id = (await jupyter.add_source(dashboard_root(cluster)))["id"]
+class TestWithoutDashdocksPlugin:
+    """``install_on_url_schedulers = False``: the recorder leaves a plain scheduler as it is."""
 
-    async def task_stream_drawn() -> bool:
-        return "/individual-task-stream" in await _drawn_plots(jupyter, source_id)
+    @pytest.fixture
+    def dashdock_config(self) -> dict[str, Any]:
+        return {"install_on_url_schedulers": False}
 
-    assert await eventually(task_stream_drawn, 120)
-    assert not set(DRAWN_FROM_STATE) & set(await _drawn_plots(jupyter, source_id))
-    await _ours(jupyter, source_id, "/individual-progress")
-    assert scheduler_sessions(cluster) == 1  # Dask's own page, through the proxy
+    async def test_a_scheduler_that_does_not_offer_its_state_keeps_dasks_pages(
+        self, jupyter: Jupyter, cluster: LocalCluster
+    ) -> None:
+        source_id = (await jupyter.add_source(dashboard_root(cluster)))["id"]
+
+        async def task_stream_drawn() -> bool:
+            return "/individual-task-stream" in await _drawn_plots(jupyter, source_id)
+
+        assert await eventually(task_stream_drawn, 120)
+        assert not set(DRAWN_FROM_STATE) & set(await _drawn_plots(jupyter, source_id))
+        await _ours(jupyter, source_id, "/individual-progress")
+        assert scheduler_sessions(cluster) == 1  # Dask's own page, through the proxy
 
 
 async def test_a_managed_clusters_progress_and_worker_plots_are_drawn(jupyter: Jupyter) -> None:

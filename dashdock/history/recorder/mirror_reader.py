@@ -44,9 +44,11 @@ class MirrorReader:
         emit: Callable[[dict[str, object]], None],
         run_id: str,
         offer_every: int,
+        install: bool,
     ) -> None:
         self.scheduler, self.mirror, self.emit, self.run_id = scheduler, mirror, emit, run_id
         self.offer_every = offer_every  # ticks between asking whether the scheduler offers it
+        self.install = install  # add dashdock's plugin to a scheduler that does not (once)
         self.offered = False
         self.shown = False  # the "state" event was emitted: its plots are drawn here
         self.failed = False
@@ -60,6 +62,8 @@ class MirrorReader:
             if (tick - 1) % self.offer_every:
                 return
             self.offered = await self.scheduler.offers_plot_state()
+            if not self.offered and self.install:
+                self.offered = await self._installed()
             if not self.offered:
                 self.mirror.offers_state = False
                 if not self.asked:  # the server need not wait for its state plots any longer
@@ -85,3 +89,15 @@ class MirrorReader:
         if self.mirror.update_state(state) and not self.shown:
             self.shown = True  # the server may now send the plots that need it here
             self.emit({"event": "state", "run_id": self.run_id, "offered": True})
+
+    async def _installed(self) -> bool:
+        """Adds dashdock's plugin (kernel/state_plugin.py), once: whether the scheduler offers its
+        state now. A scheduler that refuses it keeps Dask's own pages, and the event says why."""
+        self.install = False
+        try:
+            await self.scheduler.install_plot_state()
+        except HandlerFailed as e:
+            self.emit({"event": "state", "run_id": self.run_id, "offered": False, "message": str(e)})
+            self.asked = True
+            return False
+        return await self.scheduler.offers_plot_state()

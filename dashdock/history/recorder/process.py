@@ -315,6 +315,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--max-alerts", type=int, default=AlertLimits.max_alerts)
     parser.add_argument("--max-memory", type=int, default=0, help="address-space cap in bytes; 0: none")
     parser.add_argument("--plots", action="store_true", help="serve Dask's key plots (plot_server.py)")
+    parser.add_argument(
+        "--no-install", action="store_true", help="never add dashdock's plot-state plugin to a scheduler"
+    )
     args = parser.parse_args(argv)
     if args.max_memory > 0:
         cap_memory(args.max_memory)
@@ -324,6 +327,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         max_records_per_tick=args.max_records_per_tick,
         gone_after=args.gone_after,
         call_timeout=args.call_timeout,
+        install_plugin=not args.no_install,
     )
     alert_limits = AlertLimits(computation_seconds=args.computation_seconds, max_alerts=args.max_alerts)
     asyncio.run(_main(args.store, limits, alert_limits, args.plots))

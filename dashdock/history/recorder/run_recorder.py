@@ -66,6 +66,8 @@ class Limits:
     # computation's last figures): a computation's own window then begins and ends on a snapshot.
     fine_metrics_settle: int = 3
     state_offer_every: int = 5  # ticks between asking a scheduler whether it offers its plot state
+    # Add dashdock's plot-state plugin to a scheduler that does not offer it (a plain one added by URL).
+    install_plugin: bool = True
     max_line_bytes: int = 1 << 20  # one command on stdin
 
 
@@ -120,7 +122,9 @@ class RunRecorder:
         self.monitor_written = 0  # the scheduler monitor's rows written (its count then)
         self.state_read = 0  # the mirror's changes when the loop's tick interval was written
         self.mirror_reader = (
-            MirrorReader(self.scheduler, mirror, emit, run.id, limits.state_offer_every)
+            MirrorReader(
+                self.scheduler, mirror, emit, run.id, limits.state_offer_every, limits.install_plugin
+            )
             if mirror is not None
             else None
         )

@@ -7,6 +7,7 @@ becomes a record.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -22,6 +23,7 @@ from dashdock.history.recorder.comm import (
     SchedulerError,
     parse_address,
 )
+from dashdock.kernel.state_plugin import NAME
 
 # MAX_TEXT, SchedulerComm, SchedulerError and parse_address are comm.py's, offered here too: the
 # recorder's other modules know one module for talking to a scheduler.
@@ -195,6 +197,12 @@ class Scheduler:
             return None
         return {str(k)[:MAX_TEXT]: float(v) for k, v in reply.items() if _float(v) is not None}
 
+    async def install_plot_state(self) -> None:
+        """Adds dashdock's plugin that offers the plot state (kernel/state_plugin.py) through this
+        connection, as a notebook's client adds its ledger. Raises HandlerFailed when the scheduler
+        refuses it (``distributed.scheduler.pickle: False``, or no cloudpickle there)."""
+        await self.comm.call("register_scheduler_plugin", plugin=_state_plugin(), name=NAME, idempotent=True)
+
     async def offers_plot_state(self) -> bool:
         """Whether the scheduler answers ``dashdock_plot_state`` (kernel/plot_state.py offers it)."""
         return await self.comm.call("get_metadata", keys=["dashdock-plot-state"], default=None) is not None
@@ -242,3 +250,15 @@ class Scheduler:
 
     async def close(self) -> None:
         await self.comm.close()
+
+
+@functools.cache
+def _state_plugin() -> bytes:
+    """The plugin pickled by value, with the modules it calls: the scheduler needs no dashdock."""
+    import cloudpickle
+
+    from dashdock.kernel import fine_metrics, plot_state, state_plugin
+
+    for module in (fine_metrics, plot_state, state_plugin):
+        cloudpickle.register_pickle_by_value(module)
+    return cloudpickle.dumps(state_plugin.OfferPlotState())
