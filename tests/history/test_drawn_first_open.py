@@ -7,6 +7,7 @@ as soon as that is known, not held for the wait."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import dask
 import pytest
@@ -54,11 +55,18 @@ async def test_plots_opened_as_their_source_is_added_are_drawn_by_the_recorder(
         assert scheduler_sessions(cluster) == 0  # each was the recorder's page
 
 
-async def test_a_plot_the_recorder_cannot_draw_is_the_dashboards_page_without_the_wait(
-    jupyter: Jupyter, cluster: LocalCluster
-) -> None:
-    # This scheduler does not offer its state: Progress stays Dask's page.
-    source_id = (await jupyter.add_source(dashboard_root(cluster)))["id"]
-    reply = await _pull(await _connect(jupyter, source_id, "/individual-progress"))
-    assert reply.content.get("doc")
-    assert scheduler_sessions(cluster) == 1
+class TestWithoutDashdocksPlugin:
+    """``install_on_url_schedulers = False``: a plain scheduler keeps offering nothing."""
+
+    @pytest.fixture
+    def dashdock_config(self) -> dict[str, Any]:
+        return {"install_on_url_schedulers": False}
+
+    async def test_a_plot_the_recorder_cannot_draw_is_the_dashboards_page_without_the_wait(
+        self, jupyter: Jupyter, cluster: LocalCluster
+    ) -> None:
+        # This scheduler does not offer its state: Progress stays Dask's page.
+        source_id = (await jupyter.add_source(dashboard_root(cluster)))["id"]
+        reply = await _pull(await _connect(jupyter, source_id, "/individual-progress"))
+        assert reply.content.get("doc")
+        assert scheduler_sessions(cluster) == 1

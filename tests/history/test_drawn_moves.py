@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from _bokeh import receive, send_pull_doc_request, session_token
@@ -23,6 +24,12 @@ pytestmark = pytest.mark.slow  # a recorder process with a Bokeh server, a clust
 
 PANE = "moving-pane"
 PATH = "/individual-progress"
+
+
+@pytest.fixture
+def dashdock_config() -> dict[str, Any]:
+    # The scheduler begins to offer its state only when the test says so: the recorder adds nothing.
+    return {"install_on_url_schedulers": False}
 
 
 @pytest.fixture
