@@ -317,7 +317,7 @@ class DashdockApp(ExtensionApp):
     )
 
     install_on_url_schedulers = Bool(
-        True,
+        False,
         config=True,
         help="Add dashdock's plot-state plugin (pickled by value; the scheduler needs no dashdock) "
         "to a recorded scheduler that does not offer its state, such as one a dashboard URL names, "

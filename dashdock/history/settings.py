@@ -26,4 +26,4 @@ class HistorySettings:
     draw_plots: bool = False  # Dask's key plots served from the recorder (recorder/plot_server.py)
     plots_wait: float = DEFAULT_PLOTS_WAIT  # seconds a page waits for its source's run to begin
     # Add dashdock's plot-state plugin to recorded schedulers that lack it (kernel/state_plugin.py).
-    install_plugin: bool = True
+    install_plugin: bool = False

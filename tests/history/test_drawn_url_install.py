@@ -1,7 +1,7 @@
-"""A plain scheduler a dashboard URL names gets its key plots drawn by dashdock: the recorder adds
-its plot-state plugin through its own connection (as a notebook's client adds its ledger), so a
-pane of it is no Bokeh session on the scheduler. ``install_on_url_schedulers = False`` keeps that
-scheduler as it was: its plots are its own pages.
+"""With ``install_on_url_schedulers``, a plain scheduler a dashboard URL names gets its key plots
+drawn by dashdock: the recorder adds its plot-state plugin through its own connection (as a
+notebook's client adds its ledger), so a pane of it is no Bokeh session on the scheduler. Without
+it (the default) that scheduler is left as it was: its plots are its own pages.
 """
 
 from __future__ import annotations
@@ -25,6 +25,11 @@ DRAWN = ["/individual-progress", "/individual-workers-memory", "/individual-task
 
 def offers(dask_scheduler: Any) -> list[str]:
     return sorted(key for key in dask_scheduler.handlers if key.startswith("dashdock_"))
+
+
+@pytest.fixture
+def dashdock_config() -> dict[str, Any]:
+    return {"install_on_url_schedulers": True}
 
 
 @pytest.fixture
