@@ -21,9 +21,9 @@ from _common import heading, median, table
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from dashdock.alerts.detection import AlertLimits, AlertWatch
 from dashdock.history.model import TaskRecord
-from dashdock.history.recorder.alerts import AlertLimits, AlertWatch
-from dashdock.history.recorder.scheduler import to_task_record
+from dashdock.watcher.scheduler import to_task_record
 
 TICK = 5_000
 WORKERS = [f"tcp://127.0.0.1:{40000 + i}" for i in range(8)]

@@ -2,7 +2,7 @@
 
 A fresh LocalCluster (2 worker processes, 1 thread each, its scheduler in this process, as a
 notebook's would be) runs ``client.gather(client.map(inc, range(tasks)))`` (default 100,000),
-once while the recorder process (``python -m dashdock.history.recorder``, default 1 s tick) records
+once while the recorder process (``python -m dashdock.watcher``, default 1 s tick) records
 it and once without, interleaved for ``rounds`` rounds (default 2). A fresh cluster each time, so the
 "without" runs do not carry the task stream the recorder made the scheduler keep. Prints the wall
 times (median), their ratio (target: < 3 % slower), the recorder's CPU seconds per run, what it
@@ -39,7 +39,7 @@ class Recorder:
     def __init__(self, store: Path, scheduler: str) -> None:
         self.store = store
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "dashdock.history.recorder", str(store)],
+            [sys.executable, "-m", "dashdock.watcher", str(store)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,

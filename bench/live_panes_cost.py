@@ -255,7 +255,7 @@ def tree_cpu(root: int, wanted: Callable[[psutil.Process], bool]) -> dict[int, f
 
 def recorder_cpu(server_pid: int) -> dict[int, float]:
     """dashdock's recorder process (and the plot server in it): a child of the Jupyter server."""
-    return tree_cpu(server_pid, lambda process: "dashdock.history.recorder" in " ".join(process.cmdline()))
+    return tree_cpu(server_pid, lambda process: "dashdock.watcher" in " ".join(process.cmdline()))
 
 
 def browser_cpu() -> dict[int, float]:

@@ -18,25 +18,19 @@ from traitlets import Bool, Dict, Float, Int, List, Unicode, Union, default
 
 from dashdock.alerts import handlers as alert_api
 from dashdock.clusters import handlers as cluster_api
-from dashdock.clusters.config import configured_factory, configured_initial_clusters
-from dashdock.clusters.gateway import GatewayClusters, GatewaySettings
-from dashdock.clusters.limits import ClusterLimits, usable_cores
-from dashdock.clusters.manager import ClusterManager
+from dashdock.clusters.config import configured_initial_clusters
+from dashdock.clusters.limits import usable_cores
+from dashdock.clusters.setup import clusters_of
 from dashdock.diagnosis import handlers as diagnosis_api
 from dashdock.diagnosis.report import findings_section
 from dashdock.history import handlers as history_api
 from dashdock.history import views as history_views
+from dashdock.history.recordable import recordable_schedulers
 from dashdock.history.service import HistoryService
-from dashdock.history.settings import DEFAULT_PLOTS_WAIT, DEFAULT_RECORDER_MAX_MEMORY, HistorySettings
+from dashdock.history.settings import DEFAULT_PLOTS_WAIT, DEFAULT_RECORDER_MAX_MEMORY, history_settings
 from dashdock.notebook import handlers as notebook_api
 from dashdock.notebook.discovery import KernelClients
-from dashdock.notebook.environment import (
-    offer_cell_strips,
-    offer_client_preload,
-    offer_gateway_settings,
-    offer_history_file,
-    offer_proxied_dashboard_link,
-)
+from dashdock.notebook.environment import offer_to_kernels
 from dashdock.notebook.summary import ClusterSummaries
 from dashdock.panes import handlers as pane_api
 from dashdock.panes.state import PaneRegistry
@@ -380,76 +374,27 @@ class DashdockApp(ExtensionApp):
             credentials_file=Path(self.credentials_file) if self.credentials_file else None,
         )
         self.panes = PaneRegistry()
-        self.clusters, self.gateway = self._cluster_providers()
+        self.clusters = clusters_of(self, self.registry, self.log)
         self.kernel_clients = KernelClients.of_server(self.serverapp, self.registry, self.allowlist, self.log)
-        self._offer_to_kernels()
+        assert self.serverapp is not None  # linked before initialize_settings
+        offer_to_kernels(
+            self,
+            self.serverapp.base_url,
+            self.kernel_clients.directory,
+            self.clusters.gateway_settings(),
+            self.log,
+        )
+        self._recordable_schedulers = recordable_schedulers(self.registry, self.kernel_clients, self.clusters)
         self.history_service = HistoryService(
-            self._history_settings(), self.registry, self._recordable_schedulers, self.log
+            history_settings(self), self.registry, self._recordable_schedulers, self.log
         )
-
-    def _cluster_providers(self) -> tuple[ClusterManager, GatewayClusters | None]:
-        """Managed LocalClusters (or the configured class), and Dask Gateway's when configured."""
-        factory = configured_factory(
-            self.cluster_class,
-            self.cluster_args,
-            self.cluster_kwargs,
-            self.default_workers,
-            self.default_adapt,
-        )
-        limits = ClusterLimits(max_workers=self.max_workers, max_clusters=self.max_clusters)
-        local = ClusterManager(factory, limits, self.registry, self.cluster_start_timeout, self.log)
-        gateway = GatewaySettings(
-            self.gateway_address,
-            self.gateway_proxy_address,
-            self.gateway_public_address,
-            self.gateway_auth,
-            self.gateway_timeout,
-        )
-        return local, GatewayClusters(
-            gateway, self.registry, limits, self.log
-        ) if gateway.configured else None
-
-    def _history_settings(self) -> HistorySettings:
-        return HistorySettings(
-            enabled=self.history,
-            store=Path(self.history_file),
-            max_bytes=self.history_max_bytes,
-            max_age=self.history_max_age,
-            max_runs=self.history_max_recorded,
-            max_alerts=self.alerts_max_per_run,
-            recorder_max_memory=self.history_recorder_max_memory,
-            draw_plots=self.draw_key_plots,
-            plots_wait=self.draw_key_plots_wait,
-            install_plugin=self.install_on_url_schedulers,
-        )
-
-    def _recordable_schedulers(self) -> dict[str, str]:
-        """Source id -> scheduler address of every source the history may record."""
-        return {
-            **self.registry.schedulers(),
-            **self.kernel_clients.schedulers(),
-            **self.clusters.schedulers(),
-        }
-
-    def _offer_to_kernels(self) -> None:
-        """What kernels started by this server find in their environment (notebook/environment.py)."""
-        if self.kernel_dashboard_link:
-            assert self.serverapp is not None  # linked before initialize_settings, which calls this
-            offer_proxied_dashboard_link(self.serverapp.base_url, self.log)
-        if self.gateway is not None:
-            offer_gateway_settings(self.gateway.settings.dask_config())
-        if self.kernel_integration:
-            offer_client_preload(self.kernel_clients.directory)
-            offer_cell_strips(self.cell_strips)
-        if self.history:
-            offer_history_file(Path(self.history_file))
 
     def initialize_handlers(self) -> None:
         self.bokeh_js = LocalBokehJS(Path(self.cache_dir) if self.cache_dir else None)
         max_body = self.max_request_body
         self.handlers.extend(source_api.routes(self.registry, max_body))
         self.handlers.extend(pane_api.routes(self.panes, max_body))
-        self.handlers.extend(cluster_api.routes(self.clusters, self.gateway, max_body))
+        self.handlers.extend(cluster_api.routes(self.clusters, max_body))
         summaries = ClusterSummaries(self.kernel_clients, self.client, self.allowlist)
         self.handlers.extend(notebook_api.routes(self.kernel_clients, summaries))
         self.handlers.extend(history_api.routes(self.history_service, max_body, findings_section))
@@ -498,7 +443,5 @@ class DashdockApp(ExtensionApp):
         await self.bokeh_js.close()
         await self.kernel_clients.stop()
         await self.history_service.stop()
-        await self.clusters.close_all()
-        if self.gateway is not None:
-            await self.gateway.close()
+        await self.clusters.close()
         await self.client.close()

@@ -47,7 +47,15 @@ MAY_IMPORT: dict[str, set[str]] = {
     "dashdock.panes": BASE,
     "dashdock.clusters": BASE | KERNEL_CONTRACT | {"dashdock.sources"},
     "dashdock.notebook": BASE | KERNEL_CONTRACT | {"dashdock.sources"},
-    "dashdock.history": BASE | KERNEL_CONTRACT | {"dashdock.sources", "dashdock.clusters"},
+    "dashdock.history": BASE
+    | KERNEL_CONTRACT
+    | {"dashdock.sources", "dashdock.clusters", "dashdock.live.plots"},
+    # The watcher process wires its three consumers around its one connection per scheduler.
+    "dashdock.watcher": BASE
+    | KERNEL_CONTRACT
+    | {"dashdock.history", "dashdock.alerts.detection", "dashdock.live"},
+    # Live drawing reads only the records' shapes of the rest: it runs in the watcher process.
+    "dashdock.live": BASE | {"dashdock.history.model"},
     "dashdock.alerts": BASE | {"dashdock.history", "dashdock.sources"},
     "dashdock.diagnosis": BASE | {"dashdock.history"},
     "dashdock.proxy.websocket": BASE | {"dashdock.panes.state"},
@@ -235,22 +243,63 @@ def test_no_handlers_module_imports_targets_or_upstream() -> None:
     assert not not_yet - breaching, f"no longer breaching, drop from not_yet: {sorted(not_yet - breaching)}"
 
 
+# What starts or speaks to clusters: handlers reach it only through the facade (clusters/facade.py).
+CLUSTER_PROVIDERS = (
+    "dashdock.clusters.manager",
+    "dashdock.clusters.gateway",
+    "dashdock.clusters.gateway_client",
+    "dashdock.clusters.host",
+    "dashdock.clusters.setup",
+)
+
+
+def test_handlers_call_a_facade_and_never_import_a_provider() -> None:
+    edges = graph()
+    assert "dashdock.clusters.facade" in edges["dashdock.clusters.handlers"], "the rule no longer sees it"
+    wrong = [
+        f"{name} imports {target}"
+        for name, imported in edges.items()
+        if name.rpartition(".")[2] == "handlers"
+        for target in sorted(imported)
+        if target.startswith(CLUSTER_PROVIDERS)
+    ]
+    assert not wrong, "\n".join(wrong)
+
+
+def test_the_app_builds_no_concern_itself() -> None:
+    # Each concern builds itself from the traits (clusters/setup.py, history/settings.py,
+    # history/recordable.py, notebook/environment.py): app.py has no builder of its own.
+    tree = ast.parse((PACKAGE / "app.py").read_text())
+    app = next(node for node in tree.body if isinstance(node, ast.ClassDef) and node.name == "DashdockApp")
+    methods = [node.name for node in app.body if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)]
+    wiring = {
+        "initialize_settings",
+        "initialize_handlers",
+        "_start_jupyter_server_extension",
+        "stop_extension",
+    }
+    builders = [name for name in methods if name not in wiring and not name.startswith("_default_")]
+    assert not builders, f"app.py builds what a concern should: {builders}"
+
+
 HISTORY_SERVER_SIDE = ("service", "handlers", "views", "pages", "pages_overview", "report")
 
 
-def test_the_history_server_side_and_the_recorder_process_import_nothing_of_each_other() -> None:
+WATCHER_PROCESS = ("dashdock.watcher", "dashdock.live")
+
+
+def test_the_server_and_the_watcher_process_import_nothing_of_each_other() -> None:
+    # The server starts the watcher by name and speaks to it over pipes; live drawing runs in the
+    # watcher. They share the records' shapes, the store and the drawn plots' contract (live/plots.py).
     wrong = []
     for name, imported in graph().items():
-        recorder = name.startswith("dashdock.history.recorder")
+        watcher = name.startswith(WATCHER_PROCESS)
         for target in imported:
-            if (
-                not recorder
-                and name.startswith("dashdock.")
-                and target.startswith("dashdock.history.recorder")
-            ):
+            if not watcher and target.startswith(WATCHER_PROCESS) and target != "dashdock.live.plots":
                 wrong.append(f"{name} imports {target} (the service starts it by name only)")
-            if recorder and target.removeprefix("dashdock.history.") in HISTORY_SERVER_SIDE:
+            if watcher and target.removeprefix("dashdock.history.") in HISTORY_SERVER_SIDE:
                 wrong.append(f"{name} imports {target}")
+    assert "dashdock.live.plot_server" in graph(), "the rule no longer sees the watcher process"
     assert not wrong, "\n".join(wrong)
 
 

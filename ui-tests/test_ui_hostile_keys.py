@@ -6,7 +6,7 @@ pane navigate itself to a listener with its view URL, and that URL opened every 
 Here the attack is replayed as a user meets it, in real Chromium: a recorded cluster whose
 scheduler offers its state (so dashdock draws Exceptions), a failed task with such a key and such
 an exception text aimed at a loopback listener, and the Exceptions pane opened in the Lab. The pane
-shows the key as text (history/recorder/text_only.py), the listener hears nothing, the frame stays
+shows the key as text (live/text_only.py), the listener hears nothing, the frame stays
 on its view URL, and that URL, replayed by another client, is refused: its page's websocket spent
 it (proxy/capabilities.py).
 """

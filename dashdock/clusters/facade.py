@@ -104,6 +104,23 @@ class Clusters:
         """The fields of the "New cluster" form of a provider (see form.py)."""
         return await self._provider(provider).form()
 
+    def schedulers(self) -> dict[str, str]:
+        """Source id -> scheduler address of the server's own clusters (the history records them)."""
+        return self.local.schedulers()
+
+    def gateway_settings(self) -> dict[str, str | None] | None:
+        """The gateway's settings as Dask's config names them, for kernels; ``None``: no gateway."""
+        return self.gateway.settings.dask_config() if self.gateway is not None else None
+
+    async def start_configured(self, requests: builtins.list[object], log: logging.Logger) -> None:
+        await self.local.start_configured(requests, log)
+
+    async def close(self) -> None:
+        """Every cluster of the server's stopped; the gateway's left running, its client closed."""
+        await self.local.close_all()
+        if self.gateway is not None:
+            await self.gateway.close()
+
     def _owner(self, cluster_id: str) -> ClusterProvider:
         """The gateway's clusters are those it knows; any other id is the server's, or a 404."""
         if self.gateway is not None and self.gateway.owns(cluster_id):

@@ -11,8 +11,6 @@ from jupyter_server.auth.decorator import authorized
 from tornado import web
 
 from dashdock.clusters.facade import Clusters
-from dashdock.clusters.gateway import GatewayClusters
-from dashdock.clusters.manager import ClusterManager
 from dashdock.http import CLUSTER_ID_ARG, DEFAULT_MAX_BODY, ApiHandler
 
 
@@ -72,10 +70,8 @@ class ClusterFormHandler(_ClustersAPIHandler):
         self.finish_json({"provider": provider, "fields": [field.to_json() for field in fields]})
 
 
-def routes(
-    clusters: ClusterManager, gateway: GatewayClusters | None, max_body: int
-) -> list[tuple[str, type[ApiHandler], dict[str, object]]]:
-    services = {"clusters": Clusters(clusters, gateway), "max_body": max_body}
+def routes(clusters: Clusters, max_body: int) -> list[tuple[str, type[ApiHandler], dict[str, object]]]:
+    services = {"clusters": clusters, "max_body": max_body}
     return [
         (r"/dashdock/api/clusters", ClustersHandler, services),
         (r"/dashdock/api/clusters/forms/(local|gateway)", ClusterFormHandler, services),

@@ -121,7 +121,7 @@ class _Host:
         scheduler = getattr(self.cluster, "scheduler", None)
         if hasattr(scheduler, "cumulative_worker_metrics"):
             fine_metrics.offer(scheduler)
-            plot_state.offer(scheduler)  # and what its drawn plots read (history/recorder/mirror.py)
+            plot_state.offer(scheduler)  # and what its drawn plots read (live/mirror.py)
         if adapt:
             self.cluster.adapt(minimum=adapt["minimum"], maximum=adapt["maximum"])
         elif workers is not None:

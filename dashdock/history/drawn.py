@@ -1,6 +1,6 @@
 """Which of Dask's plots dashdock draws from a recording, and where the server finds them.
 
-The recorder process serves them (recorder/plot_server.py) and reports its port and secret; the
+The recorder process serves them (live/plot_server.py) and reports its port and secret; the
 server side (``DrawnPlots``, used by service.py) knows which runs answer, tells the proxy where a
 source's drawn plot is (proxy/drawn.py) and tells each source which of its plots are drawn. The
 constants are the contract between the two processes.
@@ -14,48 +14,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from urllib.parse import urlencode
 
-from dashdock.sources.registry import SourceRegistry
-
-# Dask's paths of the plots drawn from the recorder's mirrors: a pane's URL stays the same. The
-# task stream is read from every scheduler; the workers and task prefixes only from those that
-# offer them (kernel/plot_state.py), whose runs the recorder names in a "state" event.
-DRAWN_FROM_STREAM = ("/individual-task-stream",)
-DRAWN_FROM_STATE = (
-    "/individual-progress",
-    "/individual-workers-memory",
-    "/individual-cluster-memory",
-    "/individual-cpu",
-    "/individual-nprocessing",
-    "/individual-occupancy",
-    "/individual-workers",
-    "/individual-bandwidth-types",
-    "/individual-bandwidth-workers",
-    "/individual-workers-network",
-    "/individual-workers-disk",
-    "/individual-workers-transfer-bytes",
-    "/individual-compute-time-per-key",
-    "/individual-aggregate-time-per-action",
-    "/individual-workers-network-timeseries",
-    "/individual-workers-cpu-timeseries",
-    "/individual-workers-memory-timeseries",
-    "/individual-workers-disk-timeseries",
-    "/individual-exceptions",
-    "/individual-memory-by-key",
-    "/individual-gpu-memory",
-    "/individual-gpu-utilization",
-    "/individual-rmm-memory",
-    "/individual-scheduler-system",
-    "/individual-contention",
-    "/individual-groups",
-    "/individual-group-progress",
-    "/individual-graph",
-    "/individual-fine-performance-metrics",
+from dashdock.live.plots import (
+    DRAWN,
+    DRAWN_FROM_STATE,
+    DRAWN_FROM_STREAM,
+    RUN_ARGUMENT,
+    SECRET_HEADER,
+    below,
+    is_drawn,
 )
-DRAWN = DRAWN_FROM_STREAM + DRAWN_FROM_STATE
-# The header with the plot server's secret: the Jupyter server adds it to each request.
-SECRET_HEADER = "X-Dashdock-Plots"
-# The query argument that names the run a page draws.
-RUN_ARGUMENT = "run"
+from dashdock.sources.registry import SourceRegistry
 
 
 @dataclass(frozen=True)
@@ -123,7 +91,7 @@ class DrawnPlots:
         if run_id not in self._answered:
             return True
         # The recorder starts its plot server before its first read: none now means it could not.
-        return self._server is not None and _below(path, DRAWN_FROM_STATE) and run_id not in self._asked
+        return self._server is not None and below(path, DRAWN_FROM_STATE) and run_id not in self._asked
 
     async def change(self, timeout: float) -> None:
         """Returns when what is drawn may have changed, or after ``timeout`` seconds."""
@@ -140,7 +108,7 @@ class DrawnPlots:
 
         A run whose scheduler has not answered yet (a recorder starting, a scheduler too busy) is
         drawn all the same, from what its mirror holds, and its pages say how old that is (see
-        recorder/stale.py): Dask's page then would be one more Bokeh session on a scheduler that
+        live/stale.py): Dask's page then would be one more Bokeh session on a scheduler that
         already cannot keep up. Only the run's end gives the plot back to the dashboard."""
         server = self._server
         if server is None or run_id is None:
@@ -149,7 +117,7 @@ class DrawnPlots:
         drawable = DRAWN_FROM_STREAM + (
             DRAWN_FROM_STATE if run_id in self._with_state or state_unknown else ()
         )
-        if not _below(path, drawable):
+        if not below(path, drawable):
             return None
         port, secret = server
         return DrawnPlot(port, urlencode({RUN_ARGUMENT: run_id}), (SECRET_HEADER, secret))
@@ -159,7 +127,7 @@ class DrawnPlots:
         return (
             self.drawn(run_id, path) is not None
             and run_id in self._answered
-            and (_below(path, DRAWN_FROM_STREAM) or run_id in self._with_state)
+            and (below(path, DRAWN_FROM_STREAM) or run_id in self._with_state)
         )
 
     def show(self, source_id: str, run_id: str | None) -> None:
@@ -171,13 +139,3 @@ class DrawnPlots:
             found.drawn = drawn
         if drawn and self.on_drawn is not None:
             self.on_drawn(source_id, drawn)
-
-
-def is_drawn(path: str) -> bool:
-    """Whether ``path`` is a page (or below a page) of a plot the recorder may draw."""
-    return _below(path, DRAWN)
-
-
-def _below(path: str, plots: tuple[str, ...]) -> bool:
-    """Whether ``path`` is one of ``plots``' pages or below one (its websocket)."""
-    return any(path == plot or path.startswith(plot + "/") for plot in plots)

@@ -63,7 +63,7 @@ class RecorderProcess:
         self.process = await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",
-            "dashdock.history.recorder",
+            "dashdock.watcher",
             str(self.settings.store),
             f"--computation-seconds={computation_seconds}",
             f"--max-alerts={self.settings.max_alerts}",

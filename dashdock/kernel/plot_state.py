@@ -7,7 +7,7 @@ and no-worker included) and its bandwidth estimates. No message of Dask's gives 
 ``offer`` adds one, and says so in the scheduler's metadata; the recorder (which speaks plain
 msgpack and never sends code) asks only a scheduler that has it, once a tick, and draws those
 plots for every viewer from that one answer
-(history/recorder/plot_server.py). It runs on the scheduler, where fine_metrics.py's ``offer``
+(live/plot_server.py). It runs on the scheduler, where fine_metrics.py's ``offer``
 runs: a managed cluster's host process, a notebook's cell ledger (pickled by value with it, so
 the scheduler needs no dashdock), the demo's cluster, and any scheduler started with
 ``--preload dashdock.kernel.plot_state``.

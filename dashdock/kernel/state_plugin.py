@@ -1,7 +1,7 @@
 """What the recorder adds to a scheduler that offers neither its plot state nor its Fine
 Performance Metrics totals (a plain scheduler a dashboard URL names): a scheduler plugin that
 offers both once added, as a notebook's cell ledger does. It travels pickled by value with
-plot_state.py and fine_metrics.py (history/recorder/scheduler.py), so the scheduler needs no
+plot_state.py and fine_metrics.py (watcher/scheduler.py), so the scheduler needs no
 dashdock; ``DashdockApp.install_on_url_schedulers`` turns it off.
 """
 

@@ -10,6 +10,7 @@ import ast
 import logging
 import os
 from pathlib import Path
+from typing import Protocol
 
 from jupyter_core.paths import jupyter_runtime_dir
 from jupyter_server.utils import url_path_join
@@ -107,3 +108,37 @@ def private_runtime_dir() -> str:
     path = Path(jupyter_runtime_dir())
     path.mkdir(mode=0o700, parents=True, exist_ok=True)
     return str(path)
+
+
+class KernelTraits(Protocol):
+    """The extension's traits that say what kernels are offered (DashdockApp declares them)."""
+
+    @property
+    def kernel_dashboard_link(self) -> bool: ...
+    @property
+    def kernel_integration(self) -> bool: ...
+    @property
+    def cell_strips(self) -> bool: ...
+    @property
+    def history(self) -> bool: ...
+    @property
+    def history_file(self) -> str: ...
+
+
+def offer_to_kernels(
+    traits: KernelTraits,
+    base_url: str,
+    clients_dir: Path,
+    gateway_settings: dict[str, str | None] | None,
+    log: logging.Logger,
+) -> None:
+    """What kernels started by this server find in their environment, as the traits say."""
+    if traits.kernel_dashboard_link:
+        offer_proxied_dashboard_link(base_url, log)
+    if gateway_settings is not None:
+        offer_gateway_settings(gateway_settings)
+    if traits.kernel_integration:
+        offer_client_preload(clients_dir)
+        offer_cell_strips(traits.cell_strips)
+    if traits.history:
+        offer_history_file(Path(traits.history_file))

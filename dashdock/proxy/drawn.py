@@ -1,6 +1,6 @@
 """Plots of a recorded source that dashdock serves itself: where the proxy sends them instead.
 
-The history service (history/recorder/plot_server.py) can serve some of Dask's plots from the
+The history service (live/plot_server.py) can serve some of Dask's plots from the
 recorder's one connection to a scheduler; it tells the proxy, per source and path, where such a
 plot is served. The proxy then relays that page and its websocket there, with the secret header
 the plot server asks for, instead of to the scheduler: the pane's URL, its capability, its

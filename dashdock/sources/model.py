@@ -73,7 +73,7 @@ class Source:
     # while not known (not recorded yet, or not a Dask scheduler).
     gpus: int | None = None
     # The paths of its plots that dashdock draws from its recording instead of its dashboard (the
-    # history service sets them while it does: history/recorder/plot_server.py).
+    # history service sets them while it does: live/plot_server.py).
     drawn: tuple[str, ...] = ()
     version: int = field(default=0, init=False, compare=False)  # of its last visible change (listing.py)
 

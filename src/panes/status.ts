@@ -55,7 +55,7 @@ export function statusLabels(
 /**
  * The status line of a pane (`text`) and its tooltip (`detail`): the source, the status in words
  * (`label`), a note (why a rewind did not happen), whether dashdock draws the plot from its
- * recording (history/recorder/plot_server.py: it looks the same, so the pane says so), and what
+ * recording (live/plot_server.py: it looks the same, so the pane says so), and what
  * the last health check said.
  */
 export function statusText(

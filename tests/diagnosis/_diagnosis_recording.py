@@ -17,15 +17,16 @@ from typing import Any
 
 from distributed import Client, LocalCluster, get_task_stream
 
+from dashdock.alerts.detection import AlertLimits, AlertWatch
 from dashdock.diagnosis.service import DiagnosisLimits, diagnose_window
 from dashdock.history.model import Run
-from dashdock.history.recorder.alerts import AlertLimits, AlertWatch
-from dashdock.history.recorder.mirror import SchedulerMirror
-from dashdock.history.recorder.run_recorder import Limits, RunRecorder
-from dashdock.history.recorder.run_writes import Writer
+from dashdock.history.run_writes import Writer
 from dashdock.history.store import HistoryStore
 from dashdock.kernel.fine_metrics import offer
 from dashdock.kernel.plot_state import offer as offer_plot_state
+from dashdock.live.mirror import SchedulerMirror
+from dashdock.watcher.limits import Limits
+from dashdock.watcher.run_watcher import RunWatcher
 
 RECORDED_WITHIN = 60.0  # seconds for the recorder to have a window's tasks (a loaded CI machine)
 
@@ -78,7 +79,7 @@ async def recorded_cluster(tmp_path: Path, **cluster: Any) -> AsyncIterator[Reco
         store.begin_run(run)
         writer = Writer(store)
         limits = Limits(tick=0.2, fine_metrics_every=10_000, fine_metrics_settle=3)
-        recorder = RunRecorder(
+        recorder = RunWatcher(
             run, writer, lambda event: None, limits, AlertWatch(run.source, AlertLimits()), SchedulerMirror()
         )
         await recorder.start()

@@ -24,6 +24,7 @@ import pytest
 from _support import Jupyter
 from distributed import Client, LocalCluster, wait
 
+from dashdock.alerts.detection import AlertLimits, AlertWatch
 from dashdock.history.model import (
     MAX_GROUP,
     MAX_KEY,
@@ -37,10 +38,10 @@ from dashdock.history.model import (
     is_clipped,
 )
 from dashdock.history.pages import PAGES
-from dashdock.history.recorder.alerts import AlertLimits, AlertWatch
-from dashdock.history.recorder.run_recorder import Limits, RunRecorder
-from dashdock.history.recorder.run_writes import Writer
+from dashdock.history.run_writes import Writer
 from dashdock.history.store import HistoryStore
+from dashdock.watcher.limits import Limits
+from dashdock.watcher.run_watcher import RunWatcher
 
 MIB = 2**20
 SOURCE = "fedcba987654"
@@ -249,7 +250,7 @@ def test_a_real_clusters_100_kb_keys_are_recorded_cut_with_the_marker(
 
     async def record_run() -> None:
         writer = Writer(store)
-        recorder = RunRecorder(
+        recorder = RunWatcher(
             run, writer, lambda event: None, Limits(tick=0.1), AlertWatch(SOURCE, AlertLimits())
         )
         await recorder.start()

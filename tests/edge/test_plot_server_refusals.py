@@ -12,9 +12,9 @@ import bokeh.document.document as bokeh_document
 import pytest
 from tornado.httpclient import AsyncHTTPClient
 
-from dashdock.history.drawn import SECRET_HEADER
-from dashdock.history.recorder.mirror import SchedulerMirror
-from dashdock.history.recorder.plot_server import REFUSALS_LOG_S, PlotServer, _Refusals
+from dashdock.live.mirror import SchedulerMirror
+from dashdock.live.plot_server import REFUSALS_LOG_S, PlotServer, _Refusals
+from dashdock.live.plots import SECRET_HEADER
 
 # Every kind of path the plot server has: a page, its websocket, Bokeh's autoload script (whose
 # handler raised on a refused request), its static files, and none at all.

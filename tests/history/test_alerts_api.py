@@ -14,7 +14,7 @@ from _support import Jupyter
 from distributed import Client
 from test_history_api import START, eventually, run_of
 
-from dashdock.history.recorder.alerts import AlertLimits
+from dashdock.alerts.detection import AlertLimits
 
 pytestmark = pytest.mark.slow  # real kernels, clusters or servers started per test
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from test_history_recorder import Lines, _end, _run, _start
 
+from dashdock.alerts.detection import AlertLimits, AlertWatch, departure
 from dashdock.history.model import Alert, TaskRecord
-from dashdock.history.recorder.alerts import AlertLimits, AlertWatch, departure
 from dashdock.history.store import HistoryStore
 
 pytestmark = pytest.mark.slow  # real kernels, clusters or servers started per test
@@ -75,7 +75,7 @@ def _recording(store_path: Path, address: str, gone_after: float) -> Lines:
         _start(
             [
                 "-m",
-                "dashdock.history.recorder",
+                "dashdock.watcher",
                 str(store_path),
                 "--tick",
                 "0.2",
@@ -131,7 +131,7 @@ def test_a_scheduler_back_after_its_run_ended_is_back_in_the_next_run(
 
 
 def test_the_computation_threshold_is_a_setting_and_a_bad_one_is_refused(tmp_path: Path) -> None:
-    recording = Lines(_start(["-m", "dashdock.history.recorder", str(tmp_path / "history.db")]))
+    recording = Lines(_start(["-m", "dashdock.watcher", str(tmp_path / "history.db")]))
     try:
         recording.send({"op": "settings", "computation_seconds": -1})
         error = recording.next(event="error")

@@ -23,8 +23,8 @@ from test_drawn_fine_metrics import _document
 from test_drawn_state_plots import _connect, _source_drawing
 from test_history_api import eventually
 
-from dashdock.history.drawn import DRAWN
 from dashdock.kernel import plot_state
+from dashdock.live.plots import DRAWN
 
 pytestmark = pytest.mark.slow  # a cluster and a recorder with its plot server
 

@@ -1,4 +1,4 @@
-"""Dask's Fine Performance Metrics drawn from a mirror (recorder/mirror_fine_metrics.py): the same
+"""Dask's Fine Performance Metrics drawn from a mirror (live/mirror_fine_metrics.py): the same
 bars and pies as Dask's page on the same scheduler, for every span filter a user selects, and
 nothing a hostile scheduler sends makes the page draw more than the bounds or fail."""
 
@@ -21,9 +21,9 @@ from distributed.dashboard.components.scheduler import FinePerformanceMetrics
 from test_drawn_state_plots import _connect, _source_drawing
 from test_history_api import eventually
 
-from dashdock.history.recorder import mirror_fine_metrics
-from dashdock.history.recorder.mirror import SchedulerMirror
 from dashdock.kernel import plot_state
+from dashdock.live import mirror_fine_metrics
+from dashdock.live.mirror import SchedulerMirror
 
 pytestmark = pytest.mark.slow  # a cluster
 PATH = "/individual-fine-performance-metrics"

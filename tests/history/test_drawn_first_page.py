@@ -19,8 +19,8 @@ from test_history_recorder import Lines, _end, _run, _start
 from tornado.httpclient import HTTPRequest
 from tornado.websocket import websocket_connect
 
-from dashdock.history.drawn import RUN_ARGUMENT, SECRET_HEADER
 from dashdock.kernel import plot_state
+from dashdock.live.plots import RUN_ARGUMENT, SECRET_HEADER
 
 pytestmark = pytest.mark.slow  # a recorder process with a Bokeh server, a cluster
 
@@ -41,7 +41,7 @@ async def test_a_watched_plots_first_page_gets_its_part_before_the_recorders_nex
             held = client.map(held_in_memory, range(10))
             await wait(held)
             store = str(tmp_path / "history.sqlite")
-            recorder = Lines(_start(["-m", "dashdock.history.recorder", store, "--tick", "60", "--plots"]))
+            recorder = Lines(_start(["-m", "dashdock.watcher", store, "--tick", "60", "--plots"]))
             try:
                 recorder.send({"op": "record", "run": _run(cluster.scheduler_address, RUN_ID)})
                 plots = await asyncio.to_thread(recorder.next, 120, event="plots")

@@ -1,4 +1,4 @@
-"""Dask's Graph drawn by the recorder (recorder/mirror_graph.py): the scheduler sends its tasks
+"""Dask's Graph drawn by the recorder (live/mirror_graph.py): the scheduler sends its tasks
 once a tick while the Graph is watched, and each page's layout (Dask's GraphLayout) runs off the
 scheduler. A page that stays open follows new, changed and forgotten tasks to the same nodes,
 edges and colours as Dask's own page kept open on the same scheduler. (Tasks of equal priority,
@@ -25,10 +25,10 @@ from distributed.dashboard.scheduler import applications
 from test_drawn_state_plots import _source_drawing, watching
 from test_history_api import eventually
 
-from dashdock.history.recorder.mirror import SchedulerMirror
-from dashdock.history.recorder.mirror_graph import MAX_EDGES, MAX_GRAPH_TASKS, read_graph
 from dashdock.kernel import plot_state
 from dashdock.kernel.plot_state import snapshot
+from dashdock.live.mirror import SchedulerMirror
+from dashdock.live.mirror_graph import MAX_EDGES, MAX_GRAPH_TASKS, read_graph
 
 PATH = "/individual-graph"
 

@@ -1,5 +1,5 @@
 """Dask's Task Group Progress drawn by the recorder: compute per task group over time, read from the
-scheduler's GroupTiming plugin while a page of it is open (kernel/plot_state.py, recorder/
+scheduler's GroupTiming plugin while a page of it is open (kernel/plot_state.py, live/
 mirror_timing.py): the same groups, bins and threads as Dask's own page on the same cluster."""
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from distributed import Client, LocalCluster, wait
 from test_drawn_state_plots import _dasks, _ours, _source_drawing, watching
 from test_history_api import eventually
 
-from dashdock.history.recorder.mirror_timing import MAX_BINS, MirroredGroupTiming
 from dashdock.kernel import plot_state
+from dashdock.live.mirror_timing import MAX_BINS, MirroredGroupTiming
 
 pytestmark = pytest.mark.slow  # a recorder process with a Bokeh server, a cluster per test
 

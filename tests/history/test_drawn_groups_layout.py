@@ -1,7 +1,7 @@
 """Task Groups, drawn by dashdock, lays out groups that Dask's own layout fails on: with this Dask,
 ``dask.order`` can rank a group before one it depends on (the demo's delayed ``sum`` of
 ``slow_increment``), and Dask's ``TaskGroupGraph`` then raises a ``KeyError``. Ours places the
-groups as Dask does, in an order that respects their dependencies (recorder/groups_page.py)."""
+groups as Dask does, in an order that respects their dependencies (live/groups_page.py)."""
 
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ from distributed.dashboard.components.scheduler import TaskGroupGraph
 from test_drawn_state_plots import _ours, _source_drawing, watching
 from test_history_api import eventually
 
-from dashdock.history.recorder.groups_page import OrderedTaskGroupGraph, place, placing_order
 from dashdock.kernel import plot_state
+from dashdock.live.groups_page import OrderedTaskGroupGraph, place, placing_order
 
 PATH = "/individual-groups"
 

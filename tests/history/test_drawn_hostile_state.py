@@ -20,10 +20,10 @@ from distributed.dashboard.scheduler import applications
 from tornado.httpclient import AsyncHTTPClient
 from tornado.websocket import websocket_connect
 
-from dashdock.history.drawn import SECRET_HEADER
-from dashdock.history.recorder.mirror import SchedulerMirror
-from dashdock.history.recorder.mirror_monitor import REQUIRED
-from dashdock.history.recorder.plot_server import FAILED_PAGE, PlotServer, _paced
+from dashdock.live.mirror import SchedulerMirror
+from dashdock.live.mirror_monitor import REQUIRED
+from dashdock.live.plot_server import FAILED_PAGE, PlotServer, _paced
+from dashdock.live.plots import SECRET_HEADER
 
 NAN, INF = float("nan"), float("inf")
 PATHS = ("/individual-scheduler-system", "/individual-contention", "/individual-workers")

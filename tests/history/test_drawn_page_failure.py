@@ -11,8 +11,8 @@ import pytest
 from bokeh.document import Document
 from bokeh.models.widgets import Div
 
-from dashdock.history.recorder.mirror import SchedulerMirror
-from dashdock.history.recorder.plot_server import FAILED_PAGE, PlotServer
+from dashdock.live.mirror import SchedulerMirror
+from dashdock.live.plot_server import FAILED_PAGE, PlotServer
 
 
 def _broken_page(scheduler: Any, extra: dict[str, Any], doc: Document) -> None:

@@ -195,7 +195,7 @@ async def test_the_task_stream_is_drawn_by_dashdock_with_dasks_tasks_and_colours
 
 def test_what_a_hostile_scheduler_sends_reaches_the_drawn_plot_checked_and_clipped() -> None:
     from dashdock.history.model import Span, TaskRecord
-    from dashdock.history.recorder.mirror import MAX_TASK_RECORDS, SchedulerMirror
+    from dashdock.live.mirror import MAX_TASK_RECORDS, SchedulerMirror
 
     def task(key: str, *actions: str) -> TaskRecord:
         spans = tuple(Span(action, 1.0, 2.0) for action in actions)
@@ -223,7 +223,7 @@ async def test_pages_let_go_of_together_cost_the_plot_server_one_collection(monk
     import bokeh.document.document as bokeh_document
     from bokeh.document import Document
 
-    from dashdock.history.recorder.plot_server import PlotServer
+    from dashdock.live.plot_server import PlotServer
 
     monkeypatch.setattr(bokeh_document, "gc", bokeh_document.gc)  # put back after the test
     collections: list[int] = []

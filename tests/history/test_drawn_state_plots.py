@@ -20,8 +20,8 @@ from distributed import Client, LocalCluster, wait
 from test_history_api import eventually, run_of
 from tornado.websocket import websocket_connect
 
-from dashdock.history.drawn import DRAWN, DRAWN_FROM_STATE
 from dashdock.kernel import plot_state
+from dashdock.live.plots import DRAWN, DRAWN_FROM_STATE
 
 pytestmark = pytest.mark.slow  # a recorder process with a Bokeh server, a cluster per test
 
@@ -259,8 +259,8 @@ async def test_every_drawn_page_loads_before_any_task_has_computed(
 def test_what_a_hostile_scheduler_says_of_its_state_is_checked_and_clipped() -> None:
     from distributed.core import Status
 
-    from dashdock.history.recorder.mirror import SchedulerMirror
-    from dashdock.history.recorder.mirror_state import MAX_HELD, MAX_NAME, MAX_PREFIXES, MAX_WORKERS
+    from dashdock.live.mirror import SchedulerMirror
+    from dashdock.live.mirror_state import MAX_HELD, MAX_NAME, MAX_PREFIXES, MAX_WORKERS
 
     mirror = SchedulerMirror()
     assert not mirror.update_state(["not", "a", "state"]) and not mirror.has_state
@@ -339,7 +339,7 @@ def test_the_mirrored_monitor_answers_as_dasks_own_and_refuses_junk() -> None:
     from distributed.dashboard.components.scheduler import Contention
     from distributed.system_monitor import SystemMonitor
 
-    from dashdock.history.recorder.mirror_monitor import (
+    from dashdock.live.mirror_monitor import (
         GIL,
         MAX_QUANTITIES,
         MAX_ROWS,
@@ -399,7 +399,7 @@ def test_the_mirrored_monitor_answers_as_dasks_own_and_refuses_junk() -> None:
 
 
 def test_task_groups_from_a_hostile_scheduler_are_checked_and_link_only_groups_read() -> None:
-    from dashdock.history.recorder.mirror_groups import MAX_GROUPS, read_groups
+    from dashdock.live.mirror_groups import MAX_GROUPS, read_groups
 
     assert read_groups(None) is None and read_groups(["x"]) is None
     groups = read_groups(
@@ -450,8 +450,8 @@ def test_a_drawn_page_redraws_no_faster_than_its_mirror_changes() -> None:
     from bokeh.document import Document
     from distributed.dashboard.scheduler import applications
 
-    from dashdock.history.recorder.mirror import SchedulerMirror
-    from dashdock.history.recorder.plot_server import MIN_REDRAW_MS, _paced
+    from dashdock.live.mirror import SchedulerMirror
+    from dashdock.live.plot_server import MIN_REDRAW_MS, _paced
 
     def periods(paced: bool) -> list[int]:
         doc = Document()
@@ -470,8 +470,8 @@ def test_a_drawn_page_sends_the_browser_nothing_until_its_mirror_changes() -> No
     from bokeh.document import Document
     from distributed.dashboard.scheduler import applications
 
-    from dashdock.history.recorder.mirror import SchedulerMirror
-    from dashdock.history.recorder.plot_server import _paced
+    from dashdock.live.mirror import SchedulerMirror
+    from dashdock.live.plot_server import _paced
 
     def messages_per_redraw(paced: bool, connected: bool = True) -> list[int]:
         mirror, doc = SchedulerMirror(), Document()

@@ -16,7 +16,7 @@ from test_drawn_state_plots import _drawn_plots, _source_drawing
 from test_history_api import eventually, run_of
 from test_history_url_sources import UrlCluster
 
-from dashdock.history.drawn import DRAWN_FROM_STATE
+from dashdock.live.plots import DRAWN_FROM_STATE
 
 pytestmark = pytest.mark.slow  # a cluster of its own, in a process of its own
 

@@ -21,14 +21,15 @@ from distributed import Client, LocalCluster
 from test_history_api import START, eventually, run_of
 
 import dashdock
+from dashdock.alerts.detection import AlertLimits, AlertWatch
 from dashdock.history.model import Run
-from dashdock.history.recorder.alerts import AlertLimits, AlertWatch
-from dashdock.history.recorder.run_recorder import Limits, RunRecorder
-from dashdock.history.recorder.run_writes import Writer
 from dashdock.history.report import html_report
 from dashdock.history.report_metrics import seconds_text
+from dashdock.history.run_writes import Writer
 from dashdock.history.store import HistoryStore
 from dashdock.kernel.fine_metrics import offer
+from dashdock.watcher.limits import Limits
+from dashdock.watcher.run_watcher import RunWatcher
 
 pytestmark = pytest.mark.slow  # real kernels, clusters or servers started per test
 
@@ -130,7 +131,7 @@ def test_a_computations_window_gets_exactly_its_own_fine_metrics(tmp_path: Path)
         async def record_run() -> tuple[tuple[float, float], tuple[float, float]]:
             writer = Writer(store)
             limits = Limits(fine_metrics_every=10_000, fine_metrics_settle=2)  # no periodic reads
-            recorder = RunRecorder(
+            recorder = RunWatcher(
                 run, writer, lambda event: None, limits, AlertWatch(run.source, AlertLimits())
             )
             await recorder.start()

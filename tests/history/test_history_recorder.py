@@ -1,6 +1,6 @@
 """The recorder process records real schedulers: every task once, errors, gaps, schedulers going away.
 
-Each test starts ``python -m dashdock.history.recorder`` and a LocalCluster in a process of its own
+Each test starts ``python -m dashdock.watcher`` and a LocalCluster in a process of its own
 (driven over its stdin), gives the recorder commands as the server does, and reads the store.
 """
 
@@ -22,8 +22,8 @@ from typing import Any
 import pytest
 
 from dashdock.history.model import Run
-from dashdock.history.recorder.scheduler import SchedulerComm, SchedulerError
 from dashdock.history.store import HistoryStore
+from dashdock.watcher.scheduler import SchedulerComm, SchedulerError
 
 # A cluster in its own process, as a user's would be; commands on stdin, answers on stdout.
 CLUSTER = r"""
@@ -140,9 +140,7 @@ def store_path(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def recording(store_path: Path, tick: float) -> Iterator[Lines]:
-    proc = _start(
-        ["-m", "dashdock.history.recorder", str(store_path), "--tick", str(tick), "--gone-after", "2"]
-    )
+    proc = _start(["-m", "dashdock.watcher", str(store_path), "--tick", str(tick), "--gone-after", "2"])
     yield Lines(proc)
     _end(proc)
 

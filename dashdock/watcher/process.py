@@ -1,4 +1,4 @@
-"""The recorder process: ``python -m dashdock.history.recorder <store path>`` records many schedulers.
+"""The recorder process: ``python -m dashdock.watcher <store path>`` records many schedulers.
 
 One asyncio process outside the Jupyter server reads every recorded scheduler once a tick and
 writes what it read to the store, in a single writer thread (the store is synchronous). The server
@@ -15,7 +15,7 @@ scheduler makes it allocate, it can take down at most this process, never the se
 that hits the cap fails as that scheduler's error (scheduler.py), and the server restarts a
 recorder that died.
 
-Each scheduler is a ``RunRecorder`` (run_recorder.py); this module (started by ``__main__.py``) is
+Each scheduler is a ``RunWatcher`` (run_watcher.py); this module (started by ``__main__.py``) is
 the process around them:
 commands in, events out, every run ended when the server goes.
 """
@@ -34,15 +34,16 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from dashdock.alerts.detection import AlertLimits, AlertWatch
 from dashdock.history.model import Run
-from dashdock.history.recorder.alerts import AlertLimits, AlertWatch
-from dashdock.history.recorder.run_recorder import Emit, Limits, RunRecorder
-from dashdock.history.recorder.run_writes import Store, Writer
-from dashdock.history.recorder.scheduler import SchedulerError, parse_address
+from dashdock.history.run_writes import Store, Writer
+from dashdock.watcher.limits import Emit, Limits
+from dashdock.watcher.run_watcher import RunWatcher
+from dashdock.watcher.scheduler import SchedulerError, parse_address
 
 if TYPE_CHECKING:
-    from dashdock.history.recorder.mirror import SchedulerMirror
-    from dashdock.history.recorder.plot_server import PlotServer
+    from dashdock.live.mirror import SchedulerMirror
+    from dashdock.live.plot_server import PlotServer
 
 
 class _AnsweringWatch(AlertWatch):
@@ -82,7 +83,7 @@ class Recorder:
         self.alert_limits = alert_limits or AlertLimits()
         self.writer = Writer(store)
         self.emit = emit
-        self.runs: dict[str, tuple[RunRecorder, asyncio.Task[None]]] = {}
+        self.runs: dict[str, tuple[RunWatcher, asyncio.Task[None]]] = {}
 
     async def serve(self, reader: asyncio.StreamReader) -> None:
         """Commands until ``quit`` or the end of input; then every run ends."""
@@ -177,13 +178,13 @@ class Recorder:
         )
         mirror = None
         if self.mirrors and self._start_plots():
-            from dashdock.history.recorder.mirror import SchedulerMirror
+            from dashdock.live.mirror import SchedulerMirror
 
             mirror = SchedulerMirror()
-        recorder = RunRecorder(run, self.writer, self.emit, self.limits, watch, mirror)
+        recorder = RunWatcher(run, self.writer, self.emit, self.limits, watch, mirror)
         self.runs[run.id] = (recorder, asyncio.ensure_future(self._lifetime(recorder)))
 
-    async def _lifetime(self, recorder: RunRecorder) -> None:
+    async def _lifetime(self, recorder: RunWatcher) -> None:
         run = recorder.run
         try:
             await self.writer.run(self.writer.store.begin_run, run)
@@ -220,7 +221,7 @@ class Recorder:
         if self.plot_server is not None:
             return True
         try:
-            from dashdock.history.recorder.plot_server import PlotServer
+            from dashdock.live.plot_server import PlotServer
 
             server = PlotServer(self.mirror_of)
             server.start()
@@ -304,7 +305,7 @@ def cap_memory(max_bytes: int) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m dashdock.history.recorder")
+    parser = argparse.ArgumentParser(prog="python -m dashdock.watcher")
     parser.add_argument("store", type=Path)
     parser.add_argument("--tick", type=float, default=Limits.tick)
     parser.add_argument("--max-runs", type=int, default=Limits.max_runs)

@@ -19,8 +19,8 @@ from distributed.diagnostics.graph_layout import GraphLayout
 from distributed.scheduler import ALL_TASK_STATES
 
 from dashdock.history.model import MAX_KEY
-from dashdock.history.recorder.mirror_groups import GroupPrefix
-from dashdock.history.recorder.mirror_state import MAX_NAME, checked_count
+from dashdock.live.mirror_groups import GroupPrefix
+from dashdock.live.mirror_state import MAX_NAME, checked_count
 
 MAX_GRAPH_TASKS = 10_000  # as kernel/plot_state.py's
 MAX_DEPENDENCIES = 1_000  # of one task

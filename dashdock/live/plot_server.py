@@ -38,11 +38,10 @@ from tornado.httputil import HTTPServerRequest
 from tornado.ioloop import IOLoop
 from tornado.web import RequestHandler
 
-from dashdock.history.drawn import DRAWN, RUN_ARGUMENT, SECRET_HEADER
-from dashdock.history.recorder.mirror import SchedulerMirror, seen
-from dashdock.history.recorder.mirror_reader import WATCHED_PARTS
-from dashdock.history.recorder.stale import watch_freshness
-from dashdock.history.recorder.text_only import as_text
+from dashdock.live.mirror import SchedulerMirror, seen
+from dashdock.live.plots import DRAWN, RUN_ARGUMENT, SECRET_HEADER, WATCHED_PARTS
+from dashdock.live.stale import watch_freshness
+from dashdock.live.text_only import as_text
 
 log = logging.getLogger("dashdock.recorder")  # its stderr is the Jupyter server's
 
@@ -184,8 +183,8 @@ class PlotServer:
         from distributed.dashboard.components.scheduler import individual_doc
         from distributed.dashboard.scheduler import applications
 
-        from dashdock.history.recorder.groups_page import groups_page
-        from dashdock.history.recorder.text_only import TextOnlyFineMetrics
+        from dashdock.live.groups_page import groups_page
+        from dashdock.live.text_only import TextOnlyFineMetrics
 
         # Dask's and Bokeh's code, imported for good: no collection scans it again.
         gc.collect()

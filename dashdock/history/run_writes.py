@@ -1,5 +1,5 @@
 """The store as a run's recorder writes it: what it needs of the store, one writer thread, and
-what one tick writes in one job of it (run_recorder.py reads; this file writes).
+what one tick writes in one job of it (run_watcher.py reads; this file writes).
 """
 
 from __future__ import annotations

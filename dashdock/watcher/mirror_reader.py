@@ -12,20 +12,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from dashdock.history.recorder.comm import HandlerFailed
-from dashdock.history.recorder.scheduler import Scheduler
+from dashdock.live.plots import WATCHED_PARTS
+from dashdock.watcher.comm import HandlerFailed
+from dashdock.watcher.scheduler import Scheduler
 
 if TYPE_CHECKING:  # imports Dask's distributed, which only a recorder serving plots needs
-    from dashdock.history.recorder.mirror import SchedulerMirror
-
-# The costlier parts of the state, and the plot whose open pages make the recorder ask for them.
-WATCHED_PARTS = {
-    "memory_by_key": "/individual-memory-by-key",
-    "task_groups": "/individual-groups",
-    "group_timing": "/individual-group-progress",
-    "graph": "/individual-graph",
-    "fine_metrics": "/individual-fine-performance-metrics",
-}
+    from dashdock.live.mirror import SchedulerMirror
 
 
 def graph_items() -> int:
@@ -53,6 +45,8 @@ class MirrorReader:
         self.shown = False  # the "state" event was emitted: its plots are drawn here
         self.failed = False
         self.asked = False  # whether the scheduler was asked yet whether it offers its state
+        self.monitor_written = 0  # the scheduler monitor's rows written (its count then)
+        self.state_read = 0  # the mirror's changes when the loop's tick interval was written
 
     async def read(self, tick: int) -> None:
         """One tick's read; raises SchedulerError when the scheduler cannot be asked at all."""
@@ -101,3 +95,23 @@ class MirrorReader:
             self.asked = True
             return False
         return await self.scheduler.offers_plot_state()
+
+    def scheduler_cpu(self) -> list[tuple[float, float]]:
+        """The scheduler's CPU rows its monitor measured since the last call, when it offers its
+        plot state (diagnosis reads them; a plain scheduler does not say)."""
+        monitor = self.mirror.monitor
+        times, cpu = monitor.quantities["time"], monitor.quantities["cpu"]
+        new = min(monitor.count - self.monitor_written, len(times), len(cpu))
+        self.monitor_written = monitor.count
+        if new <= 0:
+            return []
+        return list(zip(list(times)[len(times) - new :], list(cpu)[len(cpu) - new :], strict=True))
+
+    def scheduler_loop(self, now: float) -> list[tuple[float, float]]:
+        """The scheduler's event loop's observed tick interval, when the state was read since the
+        last call: a loop held by its own work ticks far less often than its 20 ms (Dask's
+        Contention plot)."""
+        if self.mirror.changes == self.state_read:
+            return []
+        self.state_read = self.mirror.changes
+        return [(now, float(self.mirror._tick_interval_observed))]

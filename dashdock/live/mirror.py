@@ -25,11 +25,11 @@ from distributed.diagnostics.task_stream import colors as ACTION_COLOURS
 from distributed.scheduler import MemoryState
 
 from dashdock.history.model import MAX_KEY, TaskRecord
-from dashdock.history.recorder.mirror_fine_metrics import MirroredSpans, update_fine_metrics
-from dashdock.history.recorder.mirror_graph import MirroredTasks, update_graph
-from dashdock.history.recorder.mirror_groups import MirroredGroup, read_groups
-from dashdock.history.recorder.mirror_monitor import MirroredMonitor
-from dashdock.history.recorder.mirror_state import (
+from dashdock.live.mirror_fine_metrics import MirroredSpans, update_fine_metrics
+from dashdock.live.mirror_graph import MirroredTasks, update_graph
+from dashdock.live.mirror_groups import MirroredGroup, read_groups
+from dashdock.live.mirror_monitor import MirroredMonitor
+from dashdock.live.mirror_state import (
     MirroredErred,
     MirroredPrefix,
     MirroredState,
@@ -37,7 +37,7 @@ from dashdock.history.recorder.mirror_state import (
     checked_count,
     read_state,
 )
-from dashdock.history.recorder.mirror_timing import MirroredGroupTiming
+from dashdock.live.mirror_timing import MirroredGroupTiming
 
 # The task-stream records a mirror keeps: Dask's Task Stream draws the last 1,000.
 MAX_TASK_RECORDS = 10_000
@@ -79,7 +79,7 @@ class SchedulerMirror:
         self.extensions: dict[str, MirroredSpans] = {}
         self._viewers: dict[str, weakref.WeakSet[Any]] = {}  # plot path -> its pages' documents
         # Set when a plot whose part is read only while watched gets its first page: the recorder
-        # reads the state then (run_recorder.py), not at its next tick, so the page opens with it.
+        # reads the state then (run_watcher.py), not at its next tick, so the page opens with it.
         self.read_soon = asyncio.Event()
         self.has_state = False  # whether the scheduler offered its state (the plots that need it)
         self.offers_state: bool | None = None  # None until the scheduler was asked

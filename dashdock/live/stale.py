@@ -16,8 +16,8 @@ from collections.abc import Callable
 from bokeh.document import Document
 from bokeh.models.widgets import Div
 
-from dashdock.history.drawn import DRAWN_FROM_STATE
-from dashdock.history.recorder.mirror import SchedulerMirror
+from dashdock.live.mirror import SchedulerMirror
+from dashdock.live.plots import DRAWN_FROM_STATE
 
 # The recorder reads every second, and a busy scheduler may take a few to answer a read.
 STALE_AFTER_S = 4.0

@@ -15,7 +15,8 @@ from typing import Any
 from dask.utils import key_split
 
 from dashdock.history.model import GroupProgress, MetricSample, Span, TaskRecord, WorkerSample
-from dashdock.history.recorder.comm import (
+from dashdock.kernel.state_plugin import NAME
+from dashdock.watcher.comm import (
     MAX_TEXT,
     SMALL_REPLY_LIMITS,
     TASK_STREAM_LIMITS,
@@ -23,7 +24,6 @@ from dashdock.history.recorder.comm import (
     SchedulerError,
     parse_address,
 )
-from dashdock.kernel.state_plugin import NAME
 
 # MAX_TEXT, SchedulerComm, SchedulerError and parse_address are comm.py's, offered here too: the
 # recorder's other modules know one module for talking to a scheduler.

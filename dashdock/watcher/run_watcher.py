@@ -1,9 +1,11 @@
-"""One scheduler recorded: ``RunRecorder`` reads it once a tick and writes what it read.
+"""One scheduler watched: ``RunWatcher`` reads it once a tick and hands what it read on.
 
-Each tick reads the task stream (task_stream.py: a lost task is a gap, never silent), the workers
-(memory, pauses, spilling, who left and why), the task groups (progress, and whether the scheduler
-is busy), and turns what it saw into alerts (alerts.py); everything a tick read is written in one
-job of the store's single writer thread, so the recorder's loop never waits on the file.
+Each tick reads the task stream (task_stream.py: a lost task is a gap, never silent; tasks_read.py),
+the workers (workers_read.py: memory, pauses, who left and why), the task groups (progress, and
+whether the scheduler is busy) and, for live drawing, the scheduler's plot state (mirror_reader.py).
+The alerts (``alerts.detection``) and the mirror (``live.mirror``) are fed as it reads; everything a
+tick read is written in one job of the store's single writer thread (``history.run_writes``), so
+the watcher's loop never waits on the file.
 """
 
 from __future__ import annotations
@@ -11,78 +13,29 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from dashdock.alerts.detection import AlertWatch
 from dashdock.history.addresses import last_recorded_as_any
-from dashdock.history.model import (
-    Event,
-    Gap,
-    GroupProgress,
-    MetricSample,
-    Run,
-    TaskRecord,
-    WorkerSample,
-    clip_task,
-)
-from dashdock.history.recorder.alerts import AlertWatch, departure
-from dashdock.history.recorder.mirror_reader import MirrorReader
-from dashdock.history.recorder.run_writes import TickWrites, Writer
-from dashdock.history.recorder.scheduler import (
-    MAX_TEXT,
-    Scheduler,
-    SchedulerError,
-    to_group_progress,
-    to_metric_samples,
-    to_task_record,
-    to_worker_samples,
-)
-from dashdock.history.recorder.task_stream import Restarted, TaskStreamReader
+from dashdock.history.model import Event, Gap, GroupProgress, MetricSample, Run, TaskRecord, WorkerSample
+from dashdock.history.run_writes import TickWrites, Writer
+from dashdock.watcher.limits import Emit, Ended, Limits
+from dashdock.watcher.mirror_reader import MirrorReader
+from dashdock.watcher.scheduler import Scheduler, SchedulerError, to_group_progress, to_metric_samples
+from dashdock.watcher.task_stream import Restarted, TaskStreamReader
+from dashdock.watcher.tasks_read import read_tasks
+from dashdock.watcher.workers_read import WorkersRead
 
-if TYPE_CHECKING:  # imports Dask's distributed, which only a recorder serving plots needs
-    from dashdock.history.recorder.mirror import SchedulerMirror
-
-
-@dataclass(frozen=True)
-class Limits:
-    """Every bound of the recorder, each with the default the server uses."""
-
-    tick: float = 1.0  # seconds between two reads of a scheduler
-    max_runs: int = 16  # schedulers recorded at once
-    max_records_per_tick: int = 50_000  # above Dask's throughput at a 1 s tick; more counts as a gap
-    samples_every: int = 1  # ticks between worker samples (memory, CPU, joined/left)
-    progress_every: int = 2  # ticks between task-group progress rows
-    call_timeout: float = 5.0  # seconds for one call to a scheduler
-    gone_after: float = 30.0  # a scheduler failing for this long ends its run
-    max_workers: int = 1024  # workers sampled per scheduler
-    max_groups: int = 1000  # task groups in one progress sample
-    max_exceptions_per_tick: int = 100  # "exception" events per tick (every erred task keeps its text)
-    max_departures_per_tick: int = 16  # workers that left whose reason is asked for, per tick
-    # Ticks between reads of Fine Performance Metrics totals (kept only when they changed; the
-    # last tick of a run reads them too).
-    fine_metrics_every: int = 30
-    # Idle ticks after work before its totals are read as well (workers' heartbeats bring a
-    # computation's last figures): a computation's own window then begins and ends on a snapshot.
-    fine_metrics_settle: int = 3
-    state_offer_every: int = 5  # ticks between asking a scheduler whether it offers its plot state
-    # Add dashdock's plot-state plugin to a scheduler that does not offer it (a plain one added by URL).
-    install_plugin: bool = True
-    max_line_bytes: int = 1 << 20  # one command on stdin
-
-
-Emit = Callable[[dict[str, object]], None]
-
-
-class Ended(Exception):
-    """A run ends; the argument is the reason, written for the user."""
+if TYPE_CHECKING:  # imports Dask's distributed, which only a watcher serving plots needs
+    from dashdock.live.mirror import SchedulerMirror
 
 
 # Tasks of a scheduler's backlog that finished this long before the run began raise no alert.
 BACKLOG_ALERTS = 60.0
 
 
-class RunRecorder:
+class RunWatcher:
     """Records one scheduler for one run until it is stopped or the scheduler is gone."""
 
     def __init__(
@@ -106,21 +59,16 @@ class RunRecorder:
         self.stop_reason = "Recording was stopped."
         self.last_read = run.start
         self.ticks = 0
-        self.workers: set[str] | None = None
+        self.workers = WorkersRead(run, self.scheduler, alerts, emit, limits)
         self.progress: dict[str, dict[str, int]] = {}
         self.failing_since: float | None = None
         self.restarted = False  # another scheduler answers at the address: record it at once
         # (finish time, keys) of the newest task an earlier run of this scheduler kept
         self.recorded_before: tuple[float, frozenset[str]] | None = None
         self.backlog = True  # the next read is the first: the scheduler's buffer so far
-        self.scheduler_id: str | None = None  # identity's id: another one is another scheduler
         self.metric_cursor: dict[str, int] = {}  # custom metric -> the last sample read
         self.fine_metrics: dict[str, float] | None = None  # the totals recorded last
         self.idle_ticks = 0  # ticks since the last one that read a finished task
-        self.gpus: int | None = None  # workers reporting GPU metrics, as last emitted
-        self.paused: set[str] = set()  # workers paused for memory at the last sample
-        self.monitor_written = 0  # the scheduler monitor's rows written (its count then)
-        self.state_read = 0  # the mirror's changes when the loop's tick interval was written
         self.mirror_reader = (
             MirrorReader(
                 self.scheduler, mirror, emit, run.id, limits.state_offer_every, limits.install_plugin
@@ -218,33 +166,14 @@ class RunRecorder:
         self.alerts.answered(now)
         if self.mirror is not None:
             self.mirror.answered_at = now  # its pages say when the data they show is old (stale.py)
-        tasks: list[TaskRecord] = []
-        events: list[Event] = []
-        for raw in records:
-            task = to_task_record(raw)
-            if task is None:
-                missed += 1  # a record we cannot read is a task we did not keep: say so
-                continue
-            # Clipped at once (the store clips again): a client chooses its keys, and the alerts
-            # name groups, so a 1 MiB key never travels further than this.
-            task = clip_task(task)
-            if self.mirror is not None:  # the plots show the newest tasks, recorded before or not
-                self.mirror.add_task(raw.get("key"), task)
-            if self._kept_before(task):
-                continue
-            tasks.append(task)
-            if task.status == "error" and len(events) < self.limits.max_exceptions_per_tick:
-                # The event keeps what the task row does not: the worker's traceback text.
-                detail: dict[str, object] = {
-                    "key": task.key,
-                    "group": task.group,
-                    "exception": task.exception,
-                }
-                detail["traceback"] = str(raw.get("traceback_text") or "")[:MAX_TEXT]
-                events.append(Event(task.stop, "exception", task.worker, detail))
-        if len(tasks) > self.limits.max_records_per_tick:
-            missed += len(tasks) - self.limits.max_records_per_tick
-            tasks = tasks[-self.limits.max_records_per_tick :]
+        read = read_tasks(
+            records,
+            self._kept_before,
+            self.mirror,
+            self.limits.max_exceptions_per_tick,
+            self.limits.max_records_per_tick,
+        )
+        tasks, events, missed = read.tasks, read.events, missed + read.missed
         gap = Gap(self.last_read, now, missed) if missed else None
         if self.backlog:
             # The first read is the scheduler's backlog: what failed long before recording began is
@@ -274,7 +203,9 @@ class RunRecorder:
         except SchedulerError as e:
             problem = e  # the tasks read are written first: the cursor has moved past them
         writes = TickWrites(tasks, gap, samples, progress, events, self.alerts.take(), metric_samples)
-        writes.scheduler_cpu, writes.scheduler_loop = self._scheduler_cpu(), self._scheduler_loop(now)
+        if self.mirror_reader is not None:
+            writes.scheduler_cpu = self.mirror_reader.scheduler_cpu()
+            writes.scheduler_loop = self.mirror_reader.scheduler_loop(now)
         try:
             kept = await self.writer.run(writes.apply, self.writer.store, self.run.id)
         except Exception as e:  # a store that cannot be written loses tasks: the run cannot go on
@@ -287,29 +218,6 @@ class RunRecorder:
         if problem is not None:
             raise problem
 
-    def _scheduler_cpu(self) -> list[tuple[float, float]]:
-        """The scheduler's CPU rows its monitor measured since the last tick, when it offers its
-        plot state (read for the drawn plots; a plain scheduler does not say)."""
-        if self.mirror is None:
-            return []
-        monitor = self.mirror.monitor
-        times, cpu = monitor.quantities["time"], monitor.quantities["cpu"]
-        new = min(monitor.count - self.monitor_written, len(times), len(cpu))
-        self.monitor_written = monitor.count
-        return (
-            list(zip(list(times)[len(times) - new :], list(cpu)[len(cpu) - new :], strict=True))
-            if new > 0
-            else []
-        )
-
-    def _scheduler_loop(self, now: float) -> list[tuple[float, float]]:
-        """The scheduler's event loop's observed tick interval, when this tick read its state: a
-        loop held by its own work ticks far less often than its 20 ms (Dask's Contention plot)."""
-        if self.mirror is None or self.mirror.changes == self.state_read:
-            return []
-        self.state_read = self.mirror.changes
-        return [(now, float(self.mirror._tick_interval_observed))]
-
     async def _metric_samples(self) -> list[MetricSample]:
         """What the custom metrics sampled since the last read, when a notebook added some."""
         if not await self.scheduler.has_metric_board():
@@ -317,54 +225,15 @@ class RunRecorder:
         return to_metric_samples(await self.scheduler.metric_samples(self.metric_cursor), self.metric_cursor)
 
     async def _sample_workers(self, now: float, events: list[Event]) -> list[WorkerSample]:
-        identity = await self.scheduler.identity(self.limits.max_workers)
-        scheduler_id = identity.get("id") if isinstance(identity, Mapping) else None
-        if self.scheduler_id is not None and scheduler_id != self.scheduler_id:
-            # Another scheduler at the same address (a restart on the same port): a new run, which
-            # reads its task stream from the start. Nothing of this tick is written to this one.
+        try:
+            return await self.workers.sample(now, events)
+        except Ended:
+            # Another scheduler at the same address: a new run, which reads its task stream from
+            # the start. Nothing of this tick is written to this one.
             self.alerts.answered(now)
             await self._write_alerts()
             self.restarted = True
-            raise Ended(f"The scheduler at {self.run.scheduler} was restarted (it is another scheduler now).")
-        self.scheduler_id = scheduler_id if isinstance(scheduler_id, str) else None
-        samples = to_worker_samples(identity, now, self.limits.max_workers)
-        workers = identity.get("workers") if isinstance(identity, Mapping) else None
-        present = {str(w) for w in workers} if isinstance(workers, Mapping) else set()
-        before = self.workers
-        joined = present - (before or set())
-        left = (before or set()) - present
-        events.extend(
-            Event(now, "worker-joined", w, {"at_start": before is None, "threads": _threads(workers, w)})
-            for w in sorted(joined)
-        )
-        self.workers = present
-        if isinstance(workers, Mapping):
-            self.alerts.workers(workers, now)
-            # When each worker was paused for memory, and for how long (diagnosis counts it).
-            paused = {
-                str(w)
-                for w, info in workers.items()
-                if isinstance(info, Mapping) and info.get("status") == "paused"
-            }
-            events.extend(Event(now, "worker-paused", w) for w in sorted(paused - self.paused))
-            events.extend(Event(now, "worker-resumed", w) for w in sorted((self.paused - paused) & present))
-            self.paused = paused
-            gpus = sum(1 for info in workers.values() if _reports_gpus(info))
-            if gpus != self.gpus:
-                self.gpus = gpus
-                self.emit({"event": "gpus", "run_id": self.run.id, "workers": gpus})
-        if left:
-            memory_restarts = await self.scheduler.events("worker-restart-memory")
-            for worker in sorted(left)[: self.limits.max_departures_per_tick]:
-                gone = departure(worker, await self.scheduler.events(worker), memory_restarts)
-                events.append(
-                    Event(now, "worker-left", worker, {"reason": gone.reason, "expected": gone.expected})
-                )
-                self.alerts.worker_left(gone, now)
-            events.extend(
-                Event(now, "worker-left", w) for w in sorted(left)[self.limits.max_departures_per_tick :]
-            )
-        return samples
+            raise
 
     async def _progress(self, now: float, tasks: Sequence[TaskRecord]) -> list[GroupProgress]:
         rows = to_group_progress(await self.scheduler.task_prefix_states(), now, self.limits.max_groups)
@@ -378,19 +247,3 @@ class RunRecorder:
         changed = [row for row in rows if self.progress.get(row.group) != row.states]
         self.progress.update((row.group, row.states) for row in changed)
         return changed
-
-
-# Metrics a worker's heartbeat carries when NVML works there (distributed's system_monitor.py).
-_GPU_METRICS = ("gpu_utilization", "gpu-memory-total")
-
-
-def _threads(workers: object, worker: str) -> int | None:
-    """A worker's threads as its identity reports them (diagnosis counts idle ones)."""
-    info = workers.get(worker) if isinstance(workers, Mapping) else None
-    threads = info.get("nthreads") if isinstance(info, Mapping) else None
-    return threads if isinstance(threads, int) and not isinstance(threads, bool) else None
-
-
-def _reports_gpus(info: object) -> bool:
-    metrics = info.get("metrics") if isinstance(info, Mapping) else None
-    return isinstance(metrics, Mapping) and any(name in metrics for name in _GPU_METRICS)

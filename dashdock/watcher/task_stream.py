@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from dashdock.history.recorder.scheduler import Scheduler, fingerprint
+from dashdock.watcher.scheduler import Scheduler, fingerprint
 
 
 class Restarted(Exception):

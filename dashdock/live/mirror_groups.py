@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from distributed.scheduler import ALL_TASK_STATES
 
-from dashdock.history.recorder.mirror_state import MAX_NAME, checked_count, checked_seconds
+from dashdock.live.mirror_state import MAX_NAME, checked_count, checked_seconds
 
 MAX_GROUPS = 1000  # as kernel/plot_state.py's MAX_PREFIXES
 MAX_TYPES = 64
