@@ -311,13 +311,14 @@ class DashdockApp(ExtensionApp):
     )
 
     install_on_url_schedulers = Bool(
-        False,
+        True,
         config=True,
         help="Add dashdock's plot-state plugin (pickled by value; the scheduler needs no dashdock) "
         "to a recorded scheduler that does not offer its state, such as one a dashboard URL names, "
         "through the recorder's connection, as a notebook's client adds its own. Its key plots are "
         "then drawn by dashdock with no Bokeh session on it, and diagnosis can name a saturated "
-        "scheduler. False: such a scheduler's panes other than the Task Stream are its own pages.",
+        "scheduler. Default: True. False: such a scheduler's panes other than the Task Stream are "
+        "its own pages (Dask's), and say so.",
     )
 
     draw_key_plots_wait = Float(

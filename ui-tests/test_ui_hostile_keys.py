@@ -4,8 +4,11 @@ Any client of a shared scheduler chooses its task keys and exception texts. Dask
 table rendered them as HTML, so a key such as ``<img src=x onerror="location.href=...">`` made the
 pane navigate itself to a listener with its view URL, and that URL opened every plot of the source.
 Here the attack is replayed as a user meets it, in real Chromium: a recorded cluster whose
-scheduler offers its state (so dashdock draws Exceptions), a failed task with such a key and such
-an exception text aimed at a loopback listener, and the Exceptions pane opened in the Lab. The pane
+scheduler offers its state (so dashdock draws Exceptions), either by itself or because dashdock's
+watcher added its plugin to a plain scheduler added by URL (the default), a failed task with such
+a key and such an exception text aimed at a loopback listener (failed before the source was
+added, in the second case: Dask's page would show it, so must dashdock's), and the Exceptions
+pane opened in the Lab. The pane
 shows the key as text (live/text_only.py), the listener hears nothing, the frame stays
 on its view URL, and that URL, replayed by another client, is refused: its page's websocket spent
 it (proxy/capabilities.py).
@@ -66,8 +69,9 @@ def _status_without_credentials(url: str) -> int:
         return int(error.code)
 
 
+@pytest.mark.parametrize("offered_by", ["scheduler", "dashdock"])
 def test_a_hostile_task_key_in_the_drawn_exceptions_pane_is_text_and_leaks_no_view_url(
-    browser: Browser, lab: Lab
+    browser: Browser, lab: Lab, offered_by: str
 ) -> None:
     listener = Listener()
     cluster = LocalCluster(
@@ -81,16 +85,21 @@ def test_a_hostile_task_key_in_the_drawn_exceptions_pane_is_text_and_leaks_no_vi
     client = Client(cluster)
     source: Any = None
     try:
-        # The scheduler offers its state, so dashdock draws Exceptions from its recording.
-        client.run_on_scheduler(_offer_plot_state)
+        key = _sends_location(listener.port, "key")
+        failing = _sends_location(listener.port, "exception")
+        if offered_by == "scheduler":
+            # The scheduler offers its state, so dashdock draws Exceptions from its recording.
+            client.run_on_scheduler(_offer_plot_state)
+        else:
+            # A plain scheduler whose task failed before the user added it: dashdock's watcher
+            # adds its plugin, and the drawn page shows what Dask's would.
+            assert client.submit(_fail, failing, key=key).exception(timeout=60) is not None
         source = lab.api("dashdock/api/sources", "POST", {"url": cluster.dashboard_link})
         wait_until(lambda: "/individual-exceptions" in _drawn(lab, source["id"]), timeout=120)
+        if offered_by == "scheduler":
+            assert client.submit(_fail, failing, key=key).exception(timeout=60) is not None
 
-        key = _sends_location(listener.port, "key")
-        failed = client.submit(_fail, _sends_location(listener.port, "exception"), key=key)
-        assert failed.exception(timeout=60) is not None
-
-        page = open_lab(browser, lab, "hostile-key-exceptions")
+        page = open_lab(browser, lab, f"hostile-key-exceptions-{offered_by}")
         args = json.dumps({"source": source["id"], "path": "/individual-exceptions", "name": "Exceptions"})
         page.evaluate(f"() => window.jupyterapp.commands.execute('dashdock:open-plot', {args})")
         exceptions = pane(page, "Exceptions")
@@ -119,7 +128,7 @@ def test_a_hostile_task_key_in_the_drawn_exceptions_pane_is_text_and_leaks_no_vi
         assert _status_without_credentials(frame.url) == 403
 
         OUTPUT.mkdir(exist_ok=True)
-        exceptions.screenshot(path=str(OUTPUT / "hostile-key-exceptions-as-text.png"))
+        exceptions.screenshot(path=str(OUTPUT / f"hostile-key-exceptions-as-text-{offered_by}.png"))
         assert listener.requests == []
         assert frame.url.startswith(view), frame.url
         page.context.close()

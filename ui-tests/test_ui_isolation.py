@@ -2,7 +2,9 @@
 
 A page served by any process on a loopback port (another user's, on a shared login node), and
 Dask's own Exceptions plot, which renders task keys as HTML, are opened the three ways a user
-meets proxied content: a link opened as a browser tab, a pane, and a plot under a notebook cell.
+meets proxied content (Dask's page is what a plain scheduler's pane is with dashdock's plugin
+turned off or refused, as here; with it, the pane is drawn by dashdock and keys are text:
+test_ui_hostile_keys.py): a link opened as a browser tab, a pane, and a plot under a notebook cell.
 Lab runs under a base URL, as on JupyterHub. What each attack achieved is read from the page, and
 what matters is checked on the server too: no kernel started, no file written.
 """
@@ -17,10 +19,18 @@ import pytest
 from distributed import Client, LocalCluster
 from helpers import pane, pane_frame, ready_spare
 from hostile import HostileDashboard, Listener
-from lab import Lab, open_lab, screenshot
+from lab import Lab, open_lab, screenshot, start_lab, stop_lab
 from playwright.sync_api import Browser, Frame, Page, expect
 
-pytestmark = pytest.mark.parametrize("lab", ["/user/alice/"], indirect=True)
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
+    # Under a base URL, as on JupyterHub; plain schedulers keep Dask's own pages.
+    options = ["--DashdockApp.install_on_url_schedulers=False"]
+    server = start_lab(tmp_path_factory.mktemp("lab"), "/user/alice/", options)
+    yield server
+    stop_lab(server)
+
 
 # What Dask's Exceptions plot renders unescaped, as any client of a shared scheduler may submit it.
 INJECTION = "<img src=x onerror=window.__injected=1;top.__x=1>"

@@ -27,7 +27,7 @@ class HistorySettings:
     draw_plots: bool = False  # Dask's key plots served from the recorder (live/plot_server.py)
     plots_wait: float = DEFAULT_PLOTS_WAIT  # seconds a page waits for its source's run to begin
     # Add dashdock's plot-state plugin to recorded schedulers that lack it (kernel/state_plugin.py).
-    install_plugin: bool = False
+    install_plugin: bool = True
 
 
 class HistoryTraits(Protocol):

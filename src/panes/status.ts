@@ -68,9 +68,11 @@ export function statusText(
     health?: string;
   }
 ): { text: string; detail: string } {
+  // Both look the same, so the pane says whose page it is: dashdock's drawing costs the scheduler
+  // nothing per pane; the dashboard's own page is a session on it.
   const label = state.drawn
     ? trans.__('%1 (dashdock)', state.label)
-    : state.label;
+    : trans.__('%1 (dashboard)', state.label);
   const text = state.note
     ? trans.__('%1 · %2 · %3', state.sourceName, label, state.note)
     : trans.__('%1 · %2', state.sourceName, label);
@@ -78,6 +80,8 @@ export function statusText(
     ? trans.__(
         "Drawn by dashdock from its recording of the scheduler, with Dask's own plot code: the scheduler serves no session for this pane."
       )
-    : '';
+    : trans.__(
+        "The dashboard's own page: the scheduler serves a session for this pane while it is open."
+      );
   return { text, detail: [drawn, state.health].filter(Boolean).join('\n') };
 }
