@@ -81,6 +81,8 @@ class SchedulerMirror:
         # Set when a plot whose part is read only while watched gets its first page: the recorder
         # reads the state then (run_watcher.py), not at its next tick, so the page opens with it.
         self.read_soon = asyncio.Event()
+        # Set when a page opens: the watcher's rest then reads for it every live tick (run_watcher.py).
+        self.page_opened = asyncio.Event()
         self.has_state = False  # whether the scheduler offered its state (the plots that need it)
         self.offers_state: bool | None = None  # None until the scheduler was asked
         self.created_at = time.time()
@@ -93,12 +95,17 @@ class SchedulerMirror:
         other page of it is open."""
         first = not self.watched(path)
         self._viewers.setdefault(path, weakref.WeakSet()).add(doc)
+        self.page_opened.set()
         return first
 
     def watched(self, path: str) -> bool:
         """Whether a page of ``path`` is open in a browser: what costs the scheduler more is asked
         for only then."""
         return any(seen(doc) for doc in list(self._viewers.get(path, ())))
+
+    def watched_at_all(self) -> bool:
+        """Whether any page of this mirror is open in a browser: it is then read more often."""
+        return any(seen(doc) for docs in list(self._viewers.values()) for doc in list(docs))
 
     @property
     def memory(self) -> MemoryState:

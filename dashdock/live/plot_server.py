@@ -46,10 +46,11 @@ from dashdock.live.text_only import as_text
 log = logging.getLogger("dashdock.recorder")  # its stderr is the Jupyter server's
 
 # Dask's pages redraw every 100-500 ms; what they read here changes once a recorder tick (1 s).
-# A page looks twice a tick and redraws only when its mirror has changed: anything more would send
-# the browser the same numbers again, at the cost of this process's CPU and the browser's, which
-# share the machine with the workers (the browser's drawing was most of what 24 panes cost).
-MIN_REDRAW_MS = 500
+# A page looks ten times a second, as Dask's own pages do, and redraws only when its mirror has
+# changed (about five times a second while pages are open: Limits.live_tick): a change reaches the
+# browser within a tenth of a second of the read, and the same numbers are never sent again (the
+# browser's drawing was most of what 24 panes cost, on the machine the workers share).
+MIN_REDRAW_MS = 100
 # Bokeh's Document.destroy runs a full gc.collect() for each page it lets go of (15-30 s after its
 # pane closed, all expired pages together): 24 closed panes cost this process 2.4 s of CPU, on the
 # cores the workers use. One collection that long after the first does the same work once.

@@ -24,7 +24,7 @@ from dashdock.watcher.limits import Emit, Ended, Limits
 from dashdock.watcher.mirror_reader import MirrorReader
 from dashdock.watcher.scheduler import Scheduler, SchedulerError, to_group_progress, to_metric_samples
 from dashdock.watcher.task_stream import Restarted, TaskStreamReader
-from dashdock.watcher.tasks_read import read_tasks
+from dashdock.watcher.tasks_read import TasksRead, read_tasks
 from dashdock.watcher.workers_read import WorkersRead
 
 if TYPE_CHECKING:  # imports Dask's distributed, which only a watcher serving plots needs
@@ -55,6 +55,7 @@ class RunWatcher:
         self.alerts = alerts
         self.scheduler = Scheduler(run.scheduler, timeout=limits.call_timeout)
         self.stream = TaskStreamReader(self.scheduler)
+        self.between = TasksRead()  # what live reads found since the last tick, written with the next
         self.stopping = asyncio.Event()
         self.stop_reason = "Recording was stopped."
         self.last_read = run.start
@@ -113,21 +114,58 @@ class RunWatcher:
     async def _rest(self) -> None:
         """Waits out the tick, or until stopped. Meanwhile, when a plot whose part of the state is
         read only while watched gets its first page, reads the state at once: the page opens with
-        its groups (or graph, ...) instead of "Scheduler is empty." until the next tick."""
+        its groups (or graph, ...) instead of "Scheduler is empty." until the next tick. While any
+        drawn page is open, reads for the mirror every ``live_tick`` (``_live_read``)."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.limits.tick
         mirror, reader = self.mirror, self.mirror_reader
         while not self.stopping.is_set() and (left := deadline - loop.time()) > 0:
+            live = mirror is not None and reader is not None and mirror.watched_at_all()
             waits = {asyncio.ensure_future(self.stopping.wait())}
             if mirror is not None and reader is not None:
+                mirror.page_opened.clear()
                 waits.add(asyncio.ensure_future(mirror.read_soon.wait()))
-            _, pending = await asyncio.wait(waits, timeout=left, return_when=asyncio.FIRST_COMPLETED)
+                waits.add(asyncio.ensure_future(mirror.page_opened.wait()))
+            timeout = min(left, self.limits.live_tick) if live else left
+            _, pending = await asyncio.wait(waits, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
             for waiting in pending:
                 waiting.cancel()
+            if self.stopping.is_set() or deadline - loop.time() <= 0:
+                break
             if mirror is not None and reader is not None and mirror.read_soon.is_set():
                 mirror.read_soon.clear()
                 with contextlib.suppress(SchedulerError):  # the next tick says what went wrong
                     await reader.read(self.ticks)
+            elif live and mirror is not None and mirror.watched_at_all():  # still open
+                await self._live_read()
+
+    async def _live_read(self) -> None:
+        """The task stream and the plot state read for an open drawn page between two ticks: its
+        mirror gets them now, the store with the next tick (``between``). Any failure is left to
+        the tick, which reads again and says what went wrong."""
+        try:
+            records, missed = await self.stream.read()
+        except (Restarted, SchedulerError):
+            return
+        self.mirror_answered(time.time())
+        read = read_tasks(
+            records,
+            self._kept_before,
+            self.mirror,
+            self.limits.max_exceptions_per_tick,
+            self.limits.max_records_per_tick,
+        )
+        read.missed += missed
+        self.between = self.between.then(
+            read, self.limits.max_exceptions_per_tick, self.limits.max_records_per_tick
+        )
+        if self.mirror_reader is not None and self.mirror_reader.offered:
+            with contextlib.suppress(SchedulerError):
+                await self.mirror_reader.read(self.ticks)
+
+    def mirror_answered(self, now: float) -> None:
+        if self.mirror is not None:
+            self.mirror.answered_at = now  # its pages say when the data they show is old (stale.py)
 
     async def _tick_or_retry(self) -> None:
         try:
@@ -164,8 +202,7 @@ class RunWatcher:
             self.restarted = True
             raise Ended(str(e)) from None
         self.alerts.answered(now)
-        if self.mirror is not None:
-            self.mirror.answered_at = now  # its pages say when the data they show is old (stale.py)
+        self.mirror_answered(now)
         read = read_tasks(
             records,
             self._kept_before,
@@ -173,7 +210,10 @@ class RunWatcher:
             self.limits.max_exceptions_per_tick,
             self.limits.max_records_per_tick,
         )
-        tasks, events, missed = read.tasks, read.events, missed + read.missed
+        read.missed += missed
+        read = self.between.then(read, self.limits.max_exceptions_per_tick, self.limits.max_records_per_tick)
+        self.between = TasksRead()
+        tasks, events, missed = read.tasks, read.events, read.missed
         gap = Gap(self.last_read, now, missed) if missed else None
         if self.backlog:
             # The first read is the scheduler's backlog: what failed long before recording began is

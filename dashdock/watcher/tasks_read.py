@@ -24,6 +24,15 @@ class TasksRead:
     events: list[Event] = field(default_factory=list)
     missed: int = 0
 
+    def then(self, later: TasksRead, max_exceptions: int, max_tasks: int) -> TasksRead:
+        """This read followed by ``later`` (reads between two ticks are written as one), within
+        the same bounds as one read."""
+        tasks, missed = self.tasks + later.tasks, self.missed + later.missed
+        if len(tasks) > max_tasks:
+            missed += len(tasks) - max_tasks
+            tasks = tasks[-max_tasks:]
+        return TasksRead(tasks, (self.events + later.events)[:max_exceptions], missed)
+
 
 def read_tasks(
     records: Sequence[Mapping[str, Any]],

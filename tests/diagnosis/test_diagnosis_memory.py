@@ -22,7 +22,7 @@ pytestmark = pytest.mark.slow  # real LocalClusters (worker processes), recorded
 
 ARRAY_BYTES = 80 * 2**20  # each spilled array: 80 MiB (tasks well over 0.1 s with their disk time)
 ARRAYS = 8  # 640 MiB in all, for a worker limited to 300 MiB
-HOG_BYTES = 250 * 2**20  # held by the paused worker's process, above its pause threshold
+HOG_BYTES = 300 * 2**20  # held by the paused worker's process, far above its pause threshold
 HOLD = 3.0  # seconds the worker holds it
 NAP = 0.3  # seconds each off-CPU task sleeps
 
@@ -117,7 +117,7 @@ async def test_a_worker_paused_for_memory_is_named_with_its_idle_threads(tmp_pat
     memory = {
         "distributed.worker.memory.target": False,
         "distributed.worker.memory.spill": False,
-        "distributed.worker.memory.pause": 0.6,  # 300 MiB of the worker's 500 MiB
+        "distributed.worker.memory.pause": 0.4,  # 200 MiB of the worker's 500 MiB: the hog alone passes it
         "distributed.worker.memory.terminate": False,
         "distributed.worker.memory.monitor-interval": "50ms",
     }

@@ -1,0 +1,120 @@
+"""While a drawn page is open, the watcher reads its scheduler for the mirror between ticks
+(``Limits.live_tick``), so the page is as fresh as Dask's own; what those reads find is recorded
+with the next tick, each task once.
+The tick here is an hour: anything the mirror gets after the first one came from a live read. A
+page is "open" as the plot server sees it: a document whose Bokeh session is about to connect.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from distributed import Client, LocalCluster, wait
+from distributed.diagnostics.task_stream import TaskStreamPlugin
+
+from dashdock.alerts.detection import AlertLimits, AlertWatch
+from dashdock.history.model import Run
+from dashdock.history.run_writes import Writer
+from dashdock.history.store import HistoryStore
+from dashdock.kernel.plot_state import offer as offer_plot_state
+from dashdock.live.mirror import SchedulerMirror
+from dashdock.watcher.limits import Limits
+from dashdock.watcher.run_watcher import RunWatcher
+
+pytestmark = pytest.mark.slow  # a cluster
+
+PATH = "/individual-task-stream"
+
+
+class _Page:
+    """A drawn page as ``seen`` reads it: its session is made and about to connect, until it is gone."""
+
+    def __init__(self) -> None:
+        self.session_context = SimpleNamespace(destroyed=False, _session=None)
+
+
+@dataclass
+class Watched:
+    client: Client
+    mirror: SchedulerMirror
+    watcher: RunWatcher
+    store: HistoryStore
+    run: Run
+
+    def mirrored(self) -> set[str]:
+        return {str(record["key"]) for record in self.mirror.plugins[TaskStreamPlugin.name].buffer}
+
+
+@asynccontextmanager
+async def watched_cluster(tmp_path: Path) -> AsyncIterator[Watched]:
+    store = HistoryStore.open(tmp_path / "history.db")
+    options: dict[str, Any] = {"protocol": "tcp", "host": "127.0.0.1", "dashboard_address": ":0"}
+    async with (
+        LocalCluster(
+            asynchronous=True, processes=False, n_workers=1, threads_per_worker=2, **options
+        ) as cluster,
+        Client(cluster, asynchronous=True) as client,
+    ):
+        offer_plot_state(cluster.scheduler)
+        run = Run("11fe11fe11fe", "5ca1ab1e5ca1", "live", cluster.scheduler_address, time.time())
+        store.begin_run(run)
+        writer = Writer(store)
+        mirror = SchedulerMirror()
+        watcher = RunWatcher(
+            run,
+            writer,
+            lambda event: None,
+            Limits(tick=3600.0),
+            AlertWatch(run.source, AlertLimits()),
+            mirror,
+        )
+        await watcher.start()
+        watching = asyncio.ensure_future(watcher.record())
+        try:
+            # The first tick is behind: the next one is an hour away.
+            assert await _eventually(lambda: watcher.ticks >= 1)
+            yield Watched(client, mirror, watcher, store, run)
+        finally:
+            watcher.stopping.set()
+            await watching
+            writer.close()
+            store.close()
+
+
+async def _computed(client: Client, name: str, n: int) -> set[str]:
+    futures = [client.submit(lambda i: i, i, key=f"{name}-{i}") for i in range(n)]
+    await wait(futures)
+    return {future.key for future in futures}
+
+
+async def _eventually(check: Any, seconds: float = 60.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while not check():
+        if time.monotonic() > deadline:
+            return False
+        await asyncio.sleep(0.05)
+    return True
+
+
+async def test_an_open_page_gets_tasks_between_ticks_and_the_store_gets_each_once(tmp_path: Path) -> None:
+    async with watched_cluster(tmp_path) as w:
+        page = _Page()
+        w.mirror.viewing(PATH, page)
+        seen_live = await _computed(w.client, "live", 20)
+        assert await _eventually(lambda: seen_live <= w.mirrored()), seen_live - w.mirrored()
+        assert w.watcher.ticks == 1  # no tick brought them
+        assert list(w.store.tasks(w.run.id)) == []  # recorded with the next tick, not yet
+
+        page.session_context.destroyed = True  # the pane closed: the rest waits for the tick
+        later = await _computed(w.client, "later", 5)
+    # Stopping ticks once more: the live reads' tasks and the rest are written then.
+    recorded = [task.key for task in HistoryStore.open(tmp_path / "history.db").tasks(w.run.id)]
+    assert sorted(recorded) == sorted(seen_live | later)  # each once, the live reads' too
