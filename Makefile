@@ -18,11 +18,14 @@ demo: build
 # Both on two workers, a test file per worker at a time (files share their module fixtures). The
 # browser suite's session cluster does light work (ui-tests/lab.py), so two workers pay: 510 s
 # against 653 s on one (with the demo's heavy work it had been 830 s against 807 s).
+# Each suite prints its time; pytest prints its 15 slowest tests (addopts in pyproject.toml).
 PYTEST := $(BIN)/python -m pytest -p no:cacheprovider -n 2 --dist loadfile
 UI_PYTEST := $(PYTEST)
 test: build test-deps chromium test-ts
-	$(PYTEST) tests
-	$(UI_PYTEST) ui-tests
+	@start=$$(date +%s); $(PYTEST) tests; status=$$?; \
+	  echo "server suite: $$(( $$(date +%s) - start )) s"; exit $$status
+	@start=$$(date +%s); $(UI_PYTEST) ui-tests; status=$$?; \
+	  echo "browser suite: $$(( $$(date +%s) - start )) s"; exit $$status
 
 ## make test-fast: the inner loop: TypeScript units and the server suite without its slow tests
 test-fast: build test-deps test-ts

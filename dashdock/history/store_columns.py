@@ -61,6 +61,21 @@ class TaskColumns:
         return clip(self.keys[row], MAX_KEY)  # rows kept by an older dashdock may be longer
 
 
+def window_where(seq: int, longest: float, start: float | None, end: float | None) -> tuple[str, list[float]]:
+    """The WHERE clause (and its arguments) of a run's tasks overlapping [start, end]: a task
+    overlapping the window started at most ``longest`` (the run's longest task) before it, so the
+    scan stays a range of the clustered key (the margin covers rounding in the subtraction)."""
+    where = "run = ?"
+    args: list[float] = [seq]  # the run's integer id: an int, as the column holds it
+    if start is not None:
+        where += " AND start >= ? AND stop >= ?"
+        args += [start - longest - 1e-3, start]
+    if end is not None:
+        where += " AND start <= ?"
+        args.append(end)
+    return where, args
+
+
 def read_task_columns(
     db: sqlite3.Connection,
     seq: int,
@@ -76,14 +91,7 @@ def read_task_columns(
         name: clip(text, MAX_WORKER)
         for name, text in db.execute("SELECT id, text FROM names WHERE run = ?", (seq,)).fetchall()
     }
-    where = "run = ?"
-    args: list[float] = [seq]
-    if start is not None:
-        where += " AND start >= ? AND stop >= ?"
-        args += [start - longest - 1e-3, start]
-    if end is not None:
-        where += " AND start <= ?"
-        args.append(end)
+    where, args = window_where(seq, longest, start, end)
     rows = db.execute(
         "SELECT key, grp, worker, coalesce(thread, -1), start, stop, status != 'OK', spans, "
         f"CASE WHEN status != 'OK' THEN substr(exception, 1, ?) END FROM tasks WHERE {where} "

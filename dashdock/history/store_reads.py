@@ -26,7 +26,7 @@ from dashdock.history.model import (
     WorkerSample,
     clip_head,
 )
-from dashdock.history.store_columns import TaskColumns, read_task_columns
+from dashdock.history.store_columns import TaskColumns, read_task_columns, window_where
 
 # Rows written before those limits (an older dashdock kept keys of 16 KiB and groups of any length)
 # are clipped as they are read too; read with this much room, text clipped on the way in is untouched.
@@ -107,15 +107,7 @@ class StoreReads:
                 (MAX_WORKER + _READ_ROOM, seq),
             ).fetchall()
         }
-        where, args = "run = ?", [seq]
-        if start is not None:
-            # A task overlapping the window started at most ``longest`` before it: the scan stays
-            # a range of the clustered key (the margin covers rounding in the subtraction).
-            where += " AND start >= ? AND stop >= ?"
-            args += [start - longest - 1e-3, start]
-        if end is not None:
-            where += " AND start <= ?"
-            args.append(end)
+        where, args = window_where(seq, longest, start, end)
         sql = (
             "SELECT substr(key, 1, ?), length(key), grp, worker, thread, start, stop, status, spans, nbytes, "
             f"substr(exception, 1, ?), length(exception) FROM tasks WHERE {where} ORDER BY start, seq"

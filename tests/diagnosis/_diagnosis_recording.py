@@ -31,6 +31,21 @@ from dashdock.watcher.run_watcher import RunWatcher
 RECORDED_WITHIN = 60.0  # seconds for the recorder to have a window's tasks (a loaded CI machine)
 
 
+def nap(seconds: float) -> float:
+    """A task thread off the CPU for ``seconds``."""
+    time.sleep(seconds)
+    return seconds
+
+
+def spin(seconds: float) -> float:
+    """CPU-bound work of about ``seconds``."""
+    until = time.perf_counter() + seconds
+    n = 0
+    while time.perf_counter() < until:
+        n += 1
+    return seconds
+
+
 @dataclass
 class Recorded:
     cluster: LocalCluster

@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
+from _diagnosis_recording import nap, spin
 from _support import Jupyter
 from distributed import Client, get_task_stream
 
@@ -33,20 +34,6 @@ async def run_of(jupyter: Jupyter, source: str) -> dict[str, Any] | None:
     code, body = await jupyter.api("GET", "history")
     assert code == 200, body
     return next((run for run in body["runs"] if run["source"] == source), None)
-
-
-def nap(seconds: float) -> float:
-    time.sleep(seconds)
-    return seconds
-
-
-def spin(seconds: float) -> float:
-    """CPU-bound work of about ``seconds``."""
-    until = time.perf_counter() + seconds
-    n = 0
-    while time.perf_counter() < until:
-        n += 1
-    return seconds
 
 
 def boom(x: int) -> int:

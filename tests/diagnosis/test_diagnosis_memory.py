@@ -15,7 +15,7 @@ from typing import Any
 import dask
 import numpy as np
 import pytest
-from _diagnosis_recording import recorded_cluster
+from _diagnosis_recording import nap, recorded_cluster
 from distributed import get_worker, wait
 
 pytestmark = pytest.mark.slow  # real LocalClusters (worker processes), recorded
@@ -33,11 +33,6 @@ def make(i: int) -> np.ndarray:
 
 def total(a: np.ndarray) -> float:
     return float(a.sum())
-
-
-def nap(seconds: float) -> float:
-    time.sleep(seconds)  # the workload itself: a task thread off the CPU
-    return seconds
 
 
 def hog(nbytes: int, hold: float) -> int:

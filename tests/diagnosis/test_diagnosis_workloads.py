@@ -15,26 +15,12 @@ from typing import Any
 
 import numpy as np
 import pytest
-from _diagnosis_recording import RECORDED_WITHIN, Recorded, recorded_cluster
+from _diagnosis_recording import RECORDED_WITHIN, Recorded, nap, recorded_cluster, spin
 from distributed import wait
 
 from dashdock.diagnosis.service import DiagnosisLimits, diagnose_window
 
 pytestmark = pytest.mark.slow  # real clusters, recorded
-
-
-def nap(seconds: float) -> float:
-    time.sleep(seconds)
-    return seconds
-
-
-def spin(seconds: float) -> float:
-    """CPU-bound work of about ``seconds``."""
-    until = time.perf_counter() + seconds
-    n = 0
-    while time.perf_counter() < until:
-        n += 1
-    return seconds
 
 
 def step(previous: int, seconds: float) -> int:
