@@ -23,9 +23,12 @@ Ways of watching, N plots each:
             cluster registered with ``POST dashdock/api/sources``), which redirects to a sandboxed view
             page drawing the same Bokeh plot through the Jupyter server; 30 of Dask's 32 plots (all
             but the two Profile pages, which redraw only when clicked) are drawn by
-            dashdock's recorder from its one connection (``draw_key_plots``; the cluster's
-            scheduler runs ``--preload dashdock.kernel.plot_state``), no session on the
-            scheduler, once the recorder has read it (the bench waits for that).
+            dashdock's recorder (the watcher process, ``python -m dashdock.watcher``) from its
+            one connection (``draw_key_plots``; the cluster's scheduler runs ``--preload
+            dashdock.kernel.plot_state``, or with ``--plain`` it does not and the watcher installs
+            its plugin itself: ``DashdockApp.install_on_url_schedulers``), no session on the
+            scheduler, once the recorder has read its state (the bench waits until the source's
+            ``drawnPlots`` lists the state plots, ``/individual-progress``, not only the task stream).
 
 For each round and each (way, N) in a fixed interleaved order: open the pages, wait until every one
 has drawn (``Bokeh.documents[0]`` has a root: a state, not a delay), run
@@ -41,9 +44,16 @@ Jupyter server CPU seconds over the workload (the server's also as a share of on
 seconds of dashdock's recorder process (its plot server draws dashdock's pages) and of Chromium's
 processes (the browser drawing the N plots), the p99 latency of the Jupyter server's
 ``GET api/status`` polled every 50 ms during the workload (from a process of its own), the Bokeh
-sessions open in the scheduler when it started, and the 1-minute load average after it. Figures only, nothing
-asserted. Chromium shares the machine's cores with the scheduler: the browser drawing N plots is part of
-what N open plots cost.
+sessions open in the scheduler when it started, the 1-minute load average after it, and the RSS in MiB,
+read right after the workload while the pages are still open, of the scheduler's process (the cluster
+process, nannies in it, workers not), of the Jupyter server and of the recorder (the watcher process,
+its plot server in it). Figures only, nothing asserted. Chromium shares the machine's cores with the
+scheduler: the browser drawing N plots is part of what N open plots cost.
+
+With ``--plain`` the cluster's scheduler is started without dashdock's preload: a plain scheduler, as
+one whose dashboard URL a user pastes, which dashdock's watcher gives its plugin by itself. If its state
+plots are not drawn within 60 s, the bench says so (and the heading of its table too) and goes on: its
+"dashdock" rows then measure mostly the relay of the scheduler's own pages.
 
 With ``--remote-viewers`` the pages are opened by ``remote_viewers.py`` instead of Chromium: each page
 loaded and its Bokeh websocket read to the last message, nothing drawn. That stands in for browsers on
@@ -51,7 +61,7 @@ other machines (JupyterHub users' laptops): what is left is what the plots cost 
 scheduler's sessions for "direct", dashdock's server and recorder for "dashdock". Its "viewer CPU" is
 that process's.
 
-    .venv/bin/python bench/live_panes_cost.py [tasks] [rounds] [--remote-viewers]
+    .venv/bin/python bench/live_panes_cost.py [tasks] [rounds] [--plain] [--remote-viewers]
     (30000 and 2; ~10 min on 2 cores)
 """
 
@@ -75,7 +85,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import psutil  # a dependency of Dask's distributed
-from _common import AUTH, HOST, TOKEN, JupyterServer, cpu_seconds, free_port, heading, median, ratio, table
+from _common import (
+    AUTH,
+    HOST,
+    TOKEN,
+    JupyterServer,
+    cpu_seconds,
+    free_port,
+    heading,
+    median,
+    ratio,
+    rss_bytes,
+    table,
+)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "ui-tests"))
 from lab import CHROMIUM_ARGS  # the UI tests' Chromium flags
@@ -117,9 +139,14 @@ CHROMIUM = "/usr/bin/chromium"
 DRAWN_JS = "() => window.Bokeh && Bokeh.documents.length > 0 && Bokeh.documents[0].roots().length > 0"
 TIMEOUT_MS = 120_000
 SETTLE = 1.0  # seconds after the scheduler has dropped the closed pages' sessions
+DRAWN_WAIT = 60.0  # seconds the bench waits for dashdock to draw the cluster's plots
+MIB = 1024 * 1024
+# The cluster's scheduler_kwargs: with dashdock's preload, or none (--plain).
+PRELOAD = '{"preload": ["dashdock.kernel.plot_state"]}'
 
 # The cluster process: a LocalCluster with its scheduler in this process, workers in child processes.
 CLUSTER_CODE = """
+import json
 import sys
 
 import dask
@@ -135,8 +162,8 @@ with LocalCluster(
     processes=True,
     host="127.0.0.1",
     dashboard_address="127.0.0.1:" + sys.argv[1],
-    # As a user's scheduler started with dashdock's preload: it offers the state its plots read.
-    scheduler_kwargs={"preload": ["dashdock.kernel.plot_state"]},
+    # With dashdock's preload (it offers the state its plots read), or none: a plain scheduler.
+    scheduler_kwargs=json.loads(sys.argv[2]),
 ) as cluster:
     print("SCHEDULER", cluster.scheduler_address, flush=True)
     print("DASHBOARD", cluster.dashboard_link, flush=True)
@@ -170,9 +197,9 @@ def bokeh_sessions(dask_scheduler: Any) -> int:
 class Cluster:
     """``CLUSTER_CODE`` in a process (and process group) of its own; its pid is the scheduler's process."""
 
-    def __init__(self, timeout: float = 120.0) -> None:
+    def __init__(self, plain: bool, timeout: float = 120.0) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, "-c", CLUSTER_CODE, str(free_port())],
+            [sys.executable, "-c", CLUSTER_CODE, str(free_port()), "{}" if plain else PRELOAD],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
@@ -253,9 +280,33 @@ def tree_cpu(root: int, wanted: Callable[[psutil.Process], bool]) -> dict[int, f
     return found
 
 
+def is_recorder(process: psutil.Process) -> bool:
+    """dashdock's recorder: the watcher process (``python -m dashdock.watcher``, history/supervision.py)."""
+    return "dashdock.watcher" in " ".join(process.cmdline())
+
+
 def recorder_cpu(server_pid: int) -> dict[int, float]:
     """dashdock's recorder process (and the plot server in it): a child of the Jupyter server."""
-    return tree_cpu(server_pid, lambda process: "dashdock.watcher" in " ".join(process.cmdline()))
+    return tree_cpu(server_pid, is_recorder)
+
+
+def rss_mib(pid: int) -> float:
+    """A process's RSS in MiB; NaN when it is gone."""
+    try:
+        return rss_bytes(pid) / MIB
+    except (psutil.Error, OSError):
+        return float("nan")
+
+
+def recorder_rss_mib(server_pid: int) -> float:
+    """The recorder's RSS in MiB (summed, should there be more than one); NaN when there is none."""
+    found: list[float] = []
+    with contextlib.suppress(psutil.Error):
+        for process in psutil.Process(server_pid).children(recursive=True):
+            with contextlib.suppress(psutil.Error):
+                if is_recorder(process):
+                    found.append(process.memory_info().rss / MIB)
+    return sum(found) if found else float("nan")
 
 
 def browser_cpu() -> dict[int, float]:
@@ -275,7 +326,9 @@ def take(paths: list[str], count: int) -> list[str]:
 # -- the Jupyter server -------------------------------------------------------------------------
 
 
-def add_source(server: JupyterServer, dashboard_link: str) -> str:
+def add_source(server: JupyterServer, dashboard_link: str) -> tuple[str, bool]:
+    """Registers the cluster; its source id, and whether dashdock draws its state plots (the
+    watcher has read the scheduler's state) within ``DRAWN_WAIT`` seconds."""
     request = urllib.request.Request(
         f"{server.url}/dashdock/api/sources",
         method="POST",
@@ -285,15 +338,29 @@ def add_source(server: JupyterServer, dashboard_link: str) -> str:
     with urllib.request.urlopen(request, timeout=60) as response:
         source: dict[str, Any] = json.loads(response.read())
     # dashdock draws the key plots from its recording (draw_key_plots) once its recorder has read
-    # the scheduler's state: wait for that (60 s at most), so every round measures the same thing.
-    deadline = time.monotonic() + 60
-    while "/individual-progress" not in source.get("drawnPlots", []) and time.monotonic() < deadline:
+    # the scheduler's state (offered by the preload, or by the plugin the watcher installs on a plain
+    # scheduler): wait for that, the task stream and a state plot both, so every round measures the
+    # same thing. The task stream alone would mean the state is not read.
+    wanted = ("/individual-task-stream", "/individual-progress")
+    began = time.monotonic()
+    deadline = began + DRAWN_WAIT
+    while not all(path in source.get("drawnPlots", []) for path in wanted) and time.monotonic() < deadline:
         time.sleep(0.5)
         asked = urllib.request.Request(f"{server.url}/dashdock/api/sources/{source['id']}", headers=AUTH)
         with urllib.request.urlopen(asked, timeout=60) as response:
             source = json.loads(response.read())
-    print(f"  drawn by dashdock from its recording: {source.get('drawnPlots') or 'none'}")
-    return str(source["id"])
+    drawn_plots = source.get("drawnPlots") or []
+    drawn = all(path in drawn_plots for path in wanted)
+    print(
+        f"  drawn by dashdock from its recording ({len(drawn_plots)} plots, "
+        f"after {time.monotonic() - began:.1f} s): {drawn_plots or 'none'}"
+    )
+    if not drawn:
+        print(
+            f"  WARNING: {', '.join(wanted)} not all drawn by dashdock after {DRAWN_WAIT:.0f} s: "
+            "the dashdock rows measure its relay of the scheduler's own pages"
+        )
+    return str(source["id"]), drawn
 
 
 # -- the browser --------------------------------------------------------------------------------
@@ -379,6 +446,9 @@ class Runs:
     sessions: list[int] = field(default_factory=list)
     load: list[float] = field(default_factory=list)
     status_p99: list[float] = field(default_factory=list)
+    scheduler_rss: list[float] = field(default_factory=list)  # MiB, after the workload, pages open
+    server_rss: list[float] = field(default_factory=list)
+    recorder_rss: list[float] = field(default_factory=list)
 
 
 # The poller runs in a process of its own: in this one it would share the GIL with the Client's
@@ -429,11 +499,11 @@ class StatusPoller:
 
 class Bench:
     def __init__(
-        self, cluster: Cluster, server: JupyterServer, client: Client, tasks: int, remote: bool
+        self, cluster: Cluster, server: JupyterServer, client: Client, tasks: int, remote: bool, plain: bool
     ) -> None:
-        self.remote = remote
+        self.remote, self.plain = remote, plain
         self.cluster, self.server, self.client, self.tasks = cluster, server, client, tasks
-        self.source = add_source(server, cluster.dashboard_link)
+        self.source, self.drawn = add_source(server, cluster.dashboard_link)
         self.paths = plot_paths(cluster.root)
         # Client calls go through a thread of their own, away from Playwright's loop in this one.
         self.thread = ThreadPoolExecutor(1)
@@ -493,6 +563,9 @@ class Bench:
             scheduler1, server1 = cpu_seconds(self.cluster.pid), cpu_seconds(self.server.pid)
             recorder1, browser1 = recorder_cpu(self.server.pid), viewer_cpu()
             load = os.getloadavg()[0]
+            # Memory right after the workload, the pages still open.
+            scheduler_rss, server_rss = rss_mib(self.cluster.pid), rss_mib(self.server.pid)
+            recorder_rss = recorder_rss_mib(self.server.pid)
         finally:
             if viewers is not None:
                 viewers.close()
@@ -505,18 +578,24 @@ class Bench:
         runs.sessions.append(sessions)
         runs.load.append(load)
         runs.status_p99.append(poller.p99_ms())
+        runs.scheduler_rss.append(scheduler_rss)
+        runs.server_rss.append(server_rss)
+        runs.recorder_rss.append(recorder_rss)
         print(
             f"  round {self.round + 1} {way:>8} N={count:<3} {elapsed:6.2f} s, {sessions} sessions, "
             f"scheduler {scheduler1 - scheduler0:.2f} s CPU, server {server1 - server0:.2f} s CPU, "
             f"recorder {runs.recorder_cpu[-1]:.2f} s CPU, viewers {runs.browser_cpu[-1]:.2f} s CPU, "
-            f"api/status p99 {poller.p99_ms():.0f} ms, load {load:.2f}",
+            f"api/status p99 {poller.p99_ms():.0f} ms, load {load:.2f}, RSS MiB scheduler "
+            f"{scheduler_rss:.0f} server {server_rss:.0f} recorder {recorder_rss:.0f}",
             flush=True,
         )
         self.wait_sessions(0)
         time.sleep(SETTLE)
 
     def report(self) -> None:
-        heading(f"{self.tasks:,} tasks per workload, {self.round} rounds (medians)")
+        mode = "plain scheduler (no preload)" if self.plain else "scheduler with dashdock's preload"
+        drawn = "" if self.drawn else ", its state plots NOT drawn by dashdock"
+        heading(f"{self.tasks:,} tasks per workload, {self.round} rounds (medians), {mode}{drawn}")
         base = median(self.runs["none", 0].seconds)
         rows = [
             [
@@ -532,6 +611,9 @@ class Bench:
                 "api/status p99 ms",
                 "sessions",
                 "load 1m",
+                "scheduler RSS MiB",
+                "server RSS MiB",
+                "recorder RSS MiB",
             ]
         ]
         for way, count in sorted(set(ORDER), key=lambda key: (key[1], key[0] != "direct")):
@@ -553,6 +635,9 @@ class Bench:
                     f"{median(runs.status_p99):.0f}",
                     str(round(median(runs.sessions))),
                     f"{median(runs.load):.2f}",
+                    f"{median(runs.scheduler_rss):.0f}",
+                    f"{median(runs.server_rss):.0f}",
+                    f"{median(runs.recorder_rss):.0f}",
                 ]
             )
         table(rows)
@@ -560,22 +645,26 @@ class Bench:
         print(f"  ({len(self.paths)} Bokeh plots listed; past that the list is taken again from the start)")
 
 
-def main(tasks: int, rounds: int, remote: bool) -> None:
+def main(tasks: int, rounds: int, remote: bool, plain: bool) -> None:
     from distributed import Client
     from playwright.sync_api import sync_playwright
 
     began = time.perf_counter()
-    heading(f"Open live plot pages vs a busy scheduler: {tasks:,} tasks x {rounds} rounds, N in (0, 8, 24)")
+    mode = "plain scheduler, no preload" if plain else "scheduler with --preload dashdock.kernel.plot_state"
+    heading(
+        f"Open live plot pages vs a busy scheduler ({mode}): "
+        f"{tasks:,} tasks x {rounds} rounds, N in (0, 8, 24)"
+    )
     if remote:
         print("  viewers: remote_viewers.py, every message read, nothing drawn (browsers elsewhere)")
-    cluster = Cluster()
+    cluster = Cluster(plain)
     try:
         with JupyterServer() as server:
             if not server.with_jsp:
                 print("  jupyter-server-proxy is not installed: its rows are left out")
             asyncio.run(server.wait_ready())
             with Client(cluster.scheduler, timeout=60) as client:
-                bench = Bench(cluster, server, client, tasks, remote)
+                bench = Bench(cluster, server, client, tasks, remote, plain)
                 try:
                     client.gather(client.map(inc, range(200), pure=False))  # warm the workers up
                     with sync_playwright() as playwright:
@@ -608,5 +697,8 @@ if __name__ == "__main__":
     parser.add_argument("tasks", type=int, nargs="?", default=TASKS)
     parser.add_argument("rounds", type=int, nargs="?", default=ROUNDS)
     parser.add_argument("--remote-viewers", action="store_true", help="read the pages, draw nothing")
+    parser.add_argument(
+        "--plain", action="store_true", help="start the scheduler without dashdock's preload (a plain one)"
+    )
     options = parser.parse_args()
-    main(options.tasks, options.rounds, options.remote_viewers)
+    main(options.tasks, options.rounds, options.remote_viewers, options.plain)

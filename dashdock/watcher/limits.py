@@ -11,10 +11,11 @@ class Limits:
     """Every bound of the recorder, each with the default the server uses."""
 
     tick: float = 1.0  # seconds between two reads of a scheduler
-    # Seconds between the reads that keep the mirror fresh while a drawn page is open (its task
-    # stream and plot state; what they read is recorded with the next tick). Dask's own Task
-    # Stream page changes about 4-5 times a second on a busy cluster.
-    live_tick: float = 0.2
+    # While a drawn page is open, seconds between the reads that keep its mirror fresh: the task
+    # stream (cheap: the counter, then what is new) and the plot state. What they read is recorded
+    # with the next tick. Dask's own pages change up to ten times a second on a busy cluster.
+    live_tick: float = 0.1
+    live_state_tick: float = 0.2
     max_runs: int = 16  # schedulers recorded at once
     max_records_per_tick: int = 50_000  # above Dask's throughput at a 1 s tick; more counts as a gap
     samples_every: int = 1  # ticks between worker samples (memory, CPU, joined/left)

@@ -56,6 +56,7 @@ class RunWatcher:
         self.scheduler = Scheduler(run.scheduler, timeout=limits.call_timeout)
         self.stream = TaskStreamReader(self.scheduler)
         self.between = TasksRead()  # what live reads found since the last tick, written with the next
+        self.state_read_at = 0.0  # monotonic time of the last live read of the plot state
         self.stopping = asyncio.Event()
         self.stop_reason = "Recording was stopped."
         self.last_read = run.start
@@ -159,9 +160,12 @@ class RunWatcher:
         self.between = self.between.then(
             read, self.limits.max_exceptions_per_tick, self.limits.max_records_per_tick
         )
-        if self.mirror_reader is not None and self.mirror_reader.offered:
+        now = time.monotonic()
+        reader = self.mirror_reader
+        if reader is not None and reader.offered and now - self.state_read_at >= self.limits.live_state_tick:
+            self.state_read_at = now
             with contextlib.suppress(SchedulerError):
-                await self.mirror_reader.read(self.ticks)
+                await reader.read(self.ticks)
 
     def mirror_answered(self, now: float) -> None:
         if self.mirror is not None:
