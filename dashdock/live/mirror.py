@@ -87,8 +87,10 @@ class SchedulerMirror:
         self.offers_state: bool | None = None  # None until the scheduler was asked
         self.created_at = time.time()
         self.answered_at: float | None = None  # when the scheduler last answered a read (stale.py)
-        # Moves whenever anything here changes: a page redraws only when it has moved (plot_server.py).
-        self.changes = 0
+        # Move whenever anything here changes: a page redraws only when what it reads has moved
+        # (plot_server.py): the tasks (the task stream plugin's pages) or the state (all others).
+        self.task_changes = 0
+        self.state_changes = 0
 
     def viewing(self, path: str, doc: Any) -> bool:
         """A page of ``path`` draws from this mirror (until its Bokeh session ends); True when no
@@ -102,6 +104,11 @@ class SchedulerMirror:
         """Whether a page of ``path`` is open in a browser: what costs the scheduler more is asked
         for only then."""
         return any(seen(doc) for doc in list(self._viewers.get(path, ())))
+
+    @property
+    def changes(self) -> int:
+        """Moves whenever anything here changes."""
+        return self.task_changes + self.state_changes
 
     def watched_at_all(self) -> bool:
         """Whether any page of this mirror is open in a browser: it is then read more often."""
@@ -141,7 +148,7 @@ class SchedulerMirror:
             self.erred_tasks.appendleft(erred)
             self.exceptions_since = max(self.exceptions_since, erred.timestamp)
         self.has_state = True
-        self.changes += 1
+        self.state_changes += 1
         return True
 
     def fine_metrics_tags(self) -> list[list[str]]:
@@ -177,7 +184,7 @@ class SchedulerMirror:
             }
         )
         plugin.index += 1
-        self.changes += 1
+        self.task_changes += 1
 
 
 # The pages a browser has been connected to: one that has not been yet is still opening.

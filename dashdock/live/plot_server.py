@@ -39,18 +39,27 @@ from tornado.ioloop import IOLoop
 from tornado.web import RequestHandler
 
 from dashdock.live.mirror import SchedulerMirror, seen
-from dashdock.live.plots import DRAWN, RUN_ARGUMENT, SECRET_HEADER, WATCHED_PARTS
+from dashdock.live.plots import DRAWN, RUN_ARGUMENT, SECRET_HEADER, WATCHED_PARTS, below
 from dashdock.live.stale import watch_freshness
 from dashdock.live.text_only import as_text
 
 log = logging.getLogger("dashdock.recorder")  # its stderr is the Jupyter server's
 
 # Dask's pages redraw every 100-500 ms; what they read here changes once a recorder tick (1 s).
-# A page looks ten times a second, as Dask's own pages do, and redraws only when its mirror has
-# changed (about five times a second while pages are open: Limits.live_tick): a change reaches the
-# browser within a tenth of a second of the read, and the same numbers are never sent again (the
-# browser's drawing was most of what 24 panes cost, on the machine the workers share).
-MIN_REDRAW_MS = 100
+# A page looks a fifth more often than Dask's page of it redraws, and at least every 160 ms (Dask's
+# 500 ms pages would otherwise trail its own by a read), and redraws only when what it reads has
+# changed: the mirror moves about ten times a second while pages are open (Limits.live_tick), so a
+# change reaches the browser within a look of the read, and the same numbers are never sent again
+# (the browser's drawing was most of what 24 panes cost, on the machine the workers share).
+MIN_REDRAW_MS = 80
+MAX_LOOK_MS = 160
+# The pages drawn from the task stream plugin's buffer: they redraw when tasks arrive; every other
+# page redraws when the scheduler's state was read again.
+FROM_TASKS = (
+    "/individual-task-stream",
+    "/individual-compute-time-per-key",
+    "/individual-aggregate-time-per-action",
+)
 # Bokeh's Document.destroy runs a full gc.collect() for each page it lets go of (15-30 s after its
 # pane closed, all expired pages together): 24 closed panes cost this process 2.4 s of CPU, on the
 # cores the workers use. One collection that long after the first does the same work once.
@@ -287,28 +296,38 @@ def _without_functions(doc: Document) -> None:
                 source.data[name] = [None if callable(value) else value for value in column]
 
 
+def look_period(dask_period_ms: int) -> int:
+    """How often a drawn page looks for a change, for a page Dask redraws every ``dask_period_ms``."""
+    return max(MIN_REDRAW_MS, int(min(dask_period_ms * 0.8, MAX_LOOK_MS)))
+
+
 def _paced(
     doc: Document, mirror: SchedulerMirror, is_seen: Callable[[Document], bool] = seen, path: str = ""
 ) -> None:
     """Dask's page function adds its redraw with ``doc.add_periodic_callback(update, period)``:
-    on this page, no period is shorter than ``MIN_REDRAW_MS``, and a redraw runs only when the
-    mirror has changed since that callback last ran, and a browser is connected to see it. A
+    on this page it looks every ``look_period(period)``, and a redraw runs only when what the page
+    reads of the mirror has changed since that callback last ran, and a browser is connected to
+    see it. A
     redraw that raises ends the page's redraws: the pane says so and the log has it once, not a
     traceback every period."""
     add = doc.add_periodic_callback
+    from_tasks = below(path, FROM_TASKS)
+
+    def moved() -> int:
+        return mirror.task_changes if from_tasks else mirror.state_changes
 
     def paced(callback: Callable[[], object], period_milliseconds: int) -> Any:
         drawn_at = -1  # not every page function draws before its first period: that one always runs
 
         def when_changed() -> None:
             nonlocal drawn_at
-            if mirror.changes != drawn_at and is_seen(doc):
-                drawn_at = mirror.changes
+            if moved() != drawn_at and is_seen(doc):
+                drawn_at = moved()
                 try:
                     callback()
                 except Exception:  # Dask's redraw, on a state it may not expect
                     _failed(doc, path)
 
-        return add(when_changed, max(period_milliseconds, MIN_REDRAW_MS))
+        return add(when_changed, look_period(period_milliseconds))
 
     doc.add_periodic_callback = paced  # type: ignore[method-assign]

@@ -13,8 +13,9 @@ class Limits:
     tick: float = 1.0  # seconds between two reads of a scheduler
     # While a drawn page is open, seconds between the reads that keep its mirror fresh: the task
     # stream (cheap: the counter, then what is new) and the plot state. What they read is recorded
-    # with the next tick. Dask's own pages change up to ten times a second on a busy cluster.
-    live_tick: float = 0.1
+    # with the next tick. Dask's own pages change up to ten times a second on a busy cluster, and
+    # drawn pages look every 100 ms: the mirror moves a little more often, so each look sees news.
+    live_tick: float = 0.08
     live_state_tick: float = 0.2
     max_runs: int = 16  # schedulers recorded at once
     max_records_per_tick: int = 50_000  # above Dask's throughput at a 1 s tick; more counts as a gap

@@ -111,7 +111,7 @@ class MirrorReader:
         """The scheduler's event loop's observed tick interval, when the state was read since the
         last call: a loop held by its own work ticks far less often than its 20 ms (Dask's
         Contention plot)."""
-        if self.mirror.changes == self.state_read:
+        if self.mirror.state_changes == self.state_read:
             return []
-        self.state_read = self.mirror.changes
+        self.state_read = self.mirror.state_changes
         return [(now, float(self.mirror._tick_interval_observed))]

@@ -57,6 +57,7 @@ class RunWatcher:
         self.stream = TaskStreamReader(self.scheduler)
         self.between = TasksRead()  # what live reads found since the last tick, written with the next
         self.state_read_at = 0.0  # monotonic time of the last live read of the plot state
+        self.live_at = 0.0  # the event loop's time of the next live read
         self.stopping = asyncio.Event()
         self.stop_reason = "Recording was stopped."
         self.last_read = run.start
@@ -127,17 +128,22 @@ class RunWatcher:
                 mirror.page_opened.clear()
                 waits.add(asyncio.ensure_future(mirror.read_soon.wait()))
                 waits.add(asyncio.ensure_future(mirror.page_opened.wait()))
-            timeout = min(left, self.limits.live_tick) if live else left
+            timeout = min(left, max(0.0, self.live_at - loop.time())) if live else left
             _, pending = await asyncio.wait(waits, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
             for waiting in pending:
                 waiting.cancel()
-            if self.stopping.is_set() or deadline - loop.time() <= 0:
+            now = loop.time()
+            if self.stopping.is_set() or deadline - now <= 0:
                 break
             if mirror is not None and reader is not None and mirror.read_soon.is_set():
                 mirror.read_soon.clear()
                 with contextlib.suppress(SchedulerError):  # the next tick says what went wrong
                     await reader.read(self.ticks)
-            elif live and mirror is not None and mirror.watched_at_all():  # still open
+            elif live and now >= self.live_at and mirror is not None and mirror.watched_at_all():
+                # On a fixed cadence, so a page polling as often sees a change at each look; a
+                # read that overran is followed by a pause, never by reads back to back.
+                live_tick = self.limits.live_tick
+                self.live_at = max(self.live_at + live_tick, now + live_tick / 2)
                 await self._live_read()
 
     async def _live_read(self) -> None:
