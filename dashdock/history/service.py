@@ -189,7 +189,7 @@ class HistoryService:
         if self._reads.replacements != self._replacements_seen:
             self._replacements_seen = self._reads.replacements
             await self._store_replaced()
-        if self._reads.store is None or not await self._ensure_recorder():
+        if self._reads.store is None:
             return
         await self._registry.learn_schedulers()  # dashboards added by URL name theirs
         wanted = {
@@ -197,6 +197,10 @@ class HistoryService:
             for source_id, scheduler in self._schedulers().items()
             if source_id not in self._pacing.paused
         }
+        # The watcher process starts with the first scheduler to record: a server with no Dask
+        # source runs none.
+        if not (wanted or self._recording or self._recorder.running) or not await self._ensure_recorder():
+            return
         for source_id in list(self._recording):
             # Gone, switched off, or moved (a restarted cluster's new scheduler is a new run); the
             # same scheduler named another way (localhost, 127.0.0.1) is the same run (addresses.py).

@@ -28,6 +28,7 @@ class HistorySettings:
     plots_wait: float = DEFAULT_PLOTS_WAIT  # seconds a page waits for its source's run to begin
     # Add dashdock's plot-state plugin to recorded schedulers that lack it (kernel/state_plugin.py).
     install_plugin: bool = True
+    live_tick: float = 0.08  # seconds between the watcher's reads while a drawn page is open
 
 
 class HistoryTraits(Protocol):
@@ -53,6 +54,8 @@ class HistoryTraits(Protocol):
     def draw_key_plots_wait(self) -> float: ...
     @property
     def install_on_url_schedulers(self) -> bool: ...
+    @property
+    def draw_key_plots_refresh(self) -> float: ...
 
 
 def history_settings(traits: HistoryTraits) -> HistorySettings:
@@ -67,4 +70,5 @@ def history_settings(traits: HistoryTraits) -> HistorySettings:
         draw_plots=traits.draw_key_plots,
         plots_wait=traits.draw_key_plots_wait,
         install_plugin=traits.install_on_url_schedulers,
+        live_tick=traits.draw_key_plots_refresh,
     )

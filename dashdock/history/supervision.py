@@ -70,6 +70,7 @@ class RecorderProcess:
             f"--max-memory={self.settings.recorder_max_memory}",
             *(["--plots"] if self.settings.draw_plots else []),
             *([] if self.settings.install_plugin else ["--no-install"]),
+            f"--live-tick={self.settings.live_tick}",
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             # Fewer malloc arenas: each reserves 64 MiB of address space, which the cap counts.

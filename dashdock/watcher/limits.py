@@ -16,7 +16,7 @@ class Limits:
     # with the next tick. Dask's own pages change up to ten times a second on a busy cluster, and
     # drawn pages look every 100 ms: the mirror moves a little more often, so each look sees news.
     live_tick: float = 0.08
-    live_state_tick: float = 0.2
+    live_state_tick: float = 0.16
     max_runs: int = 16  # schedulers recorded at once
     max_records_per_tick: int = 50_000  # above Dask's throughput at a 1 s tick; more counts as a gap
     samples_every: int = 1  # ticks between worker samples (memory, CPU, joined/left)

@@ -319,6 +319,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument(
         "--no-install", action="store_true", help="never add dashdock's plot-state plugin to a scheduler"
     )
+    parser.add_argument(
+        "--live-tick", type=float, default=Limits.live_tick, help="seconds between reads for open drawn pages"
+    )
     args = parser.parse_args(argv)
     if args.max_memory > 0:
         cap_memory(args.max_memory)
@@ -329,6 +332,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         gone_after=args.gone_after,
         call_timeout=args.call_timeout,
         install_plugin=not args.no_install,
+        live_tick=max(args.live_tick, 0.05),
+        live_state_tick=max(2 * args.live_tick, 0.1),  # the state costs the scheduler a pass
     )
     alert_limits = AlertLimits(computation_seconds=args.computation_seconds, max_alerts=args.max_alerts)
     asyncio.run(_main(args.store, limits, alert_limits, args.plots))

@@ -66,6 +66,8 @@ async def _pulled(page_url: str, ws_url: str, fetch: Any, connect: Any) -> dict[
         assert (await receive(connection)).msgtype == "ACK"
         await send_pull_doc_request(connection)
         reply = await receive(connection)
+        while reply.msgtype == "PATCH-DOC":  # the page's redraws may be sent before the reply
+            reply = await receive(connection)
         assert reply.msgtype == "PULL-DOC-REPLY"
         return _rectangles(reply.content["doc"])
     finally:
