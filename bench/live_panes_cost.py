@@ -61,7 +61,7 @@ other machines (JupyterHub users' laptops): what is left is what the plots cost 
 scheduler's sessions for "direct", dashdock's server and recorder for "dashdock". Its "viewer CPU" is
 that process's.
 
-    .venv/bin/python bench/live_panes_cost.py [tasks] [rounds] [--plain] [--remote-viewers]
+    .venv/bin/python bench/live_panes_cost.py [tasks] [rounds] [--plain] [--remote-viewers] [--refresh S]
     (30000 and 2; ~10 min on 2 cores)
 """
 
@@ -645,7 +645,7 @@ class Bench:
         print(f"  ({len(self.paths)} Bokeh plots listed; past that the list is taken again from the start)")
 
 
-def main(tasks: int, rounds: int, remote: bool, plain: bool) -> None:
+def main(tasks: int, rounds: int, remote: bool, plain: bool, refresh: float | None) -> None:
     from distributed import Client
     from playwright.sync_api import sync_playwright
 
@@ -659,7 +659,10 @@ def main(tasks: int, rounds: int, remote: bool, plain: bool) -> None:
         print("  viewers: remote_viewers.py, every message read, nothing drawn (browsers elsewhere)")
     cluster = Cluster(plain)
     try:
-        with JupyterServer() as server:
+        extra = (f"--DashdockApp.draw_key_plots_refresh={refresh}",) if refresh is not None else ()
+        if refresh is not None:
+            print(f"  dashdock's drawn panes refreshed every {refresh:g} s (draw_key_plots_refresh)")
+        with JupyterServer(extra_args=extra) as server:
             if not server.with_jsp:
                 print("  jupyter-server-proxy is not installed: its rows are left out")
             asyncio.run(server.wait_ready())
@@ -698,7 +701,10 @@ if __name__ == "__main__":
     parser.add_argument("rounds", type=int, nargs="?", default=ROUNDS)
     parser.add_argument("--remote-viewers", action="store_true", help="read the pages, draw nothing")
     parser.add_argument(
+        "--refresh", type=float, default=None, help="dashdock's draw_key_plots_refresh (default: the trait's)"
+    )
+    parser.add_argument(
         "--plain", action="store_true", help="start the scheduler without dashdock's preload (a plain one)"
     )
     options = parser.parse_args()
-    main(options.tasks, options.rounds, options.remote_viewers, options.plain)
+    main(options.tasks, options.rounds, options.remote_viewers, options.plain, options.refresh)
