@@ -22,9 +22,9 @@ describe('statusText', () => {
     assert.match(detail, /serves no session/);
   });
 
-  it("says any other plot is the dashboard's own page, a session on the scheduler", () => {
+  it("says in its tooltip that any other plot is the dashboard's own page", () => {
     const { text, detail } = statusText(trans, { ...state, drawn: false });
-    assert.equal(text, 'cluster · live (dashboard)');
+    assert.equal(text, 'cluster · live');
     assert.match(detail, /dashboard's own page/);
   });
 
@@ -35,7 +35,7 @@ describe('statusText', () => {
       note: 'no rewind',
       health: 'answered in 20 ms'
     });
-    assert.equal(text, 'cluster · live (dashboard) · no rewind');
+    assert.equal(text, 'cluster · live · no rewind');
     assert.match(detail, /answered in 20 ms$/);
   });
 });

@@ -69,10 +69,10 @@ export function statusText(
   }
 ): { text: string; detail: string } {
   // Both look the same, so the pane says whose page it is: dashdock's drawing costs the scheduler
-  // nothing per pane; the dashboard's own page is a session on it.
+  // nothing per pane (said on the line); the dashboard's own page is a session on it (its tooltip).
   const label = state.drawn
     ? trans.__('%1 (dashdock)', state.label)
-    : trans.__('%1 (dashboard)', state.label);
+    : state.label;
   const text = state.note
     ? trans.__('%1 · %2 · %3', state.sourceName, label, state.note)
     : trans.__('%1 · %2', state.sourceName, label);
