@@ -13,8 +13,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from dashdock.alerts.detection import AlertWatch
 from dashdock.history.addresses import last_recorded_as_any
@@ -155,23 +155,27 @@ class RunWatcher:
         except (Restarted, SchedulerError):
             return
         self.mirror_answered(time.time())
-        read = read_tasks(
-            records,
-            self._kept_before,
-            self.mirror,
-            self.limits.max_exceptions_per_tick,
-            self.limits.max_records_per_tick,
-        )
-        read.missed += missed
-        self.between = self.between.then(
-            read, self.limits.max_exceptions_per_tick, self.limits.max_records_per_tick
-        )
+        self._gather(records, missed)
         now = time.monotonic()
         reader = self.mirror_reader
         if reader is not None and reader.offered and now - self.state_read_at >= self.limits.live_state_tick:
             self.state_read_at = now
             with contextlib.suppress(SchedulerError):
                 await reader.read(self.ticks)
+
+    def _gather(self, records: Sequence[Mapping[str, Any]], missed: int) -> None:
+        """A read's records checked (the mirror gets them at once) and added to what the next
+        tick writes (``between``), within one tick's bounds."""
+        limits = self.limits
+        read = read_tasks(
+            records,
+            self._kept_before,
+            self.mirror,
+            limits.max_exceptions_per_tick,
+            limits.max_records_per_tick,
+        )
+        read.missed += missed
+        self.between = self.between.then(read, limits.max_exceptions_per_tick, limits.max_records_per_tick)
 
     def mirror_answered(self, now: float) -> None:
         if self.mirror is not None:
@@ -213,16 +217,8 @@ class RunWatcher:
             raise Ended(str(e)) from None
         self.alerts.answered(now)
         self.mirror_answered(now)
-        read = read_tasks(
-            records,
-            self._kept_before,
-            self.mirror,
-            self.limits.max_exceptions_per_tick,
-            self.limits.max_records_per_tick,
-        )
-        read.missed += missed
-        read = self.between.then(read, self.limits.max_exceptions_per_tick, self.limits.max_records_per_tick)
-        self.between = TasksRead()
+        self._gather(records, missed)
+        read, self.between = self.between, TasksRead()
         tasks, events, missed = read.tasks, read.events, read.missed
         gap = Gap(self.last_read, now, missed) if missed else None
         if self.backlog:
