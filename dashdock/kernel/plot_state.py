@@ -25,12 +25,25 @@ MAX_WORKERS = 1024  # as the recorder's sampling bound (Limits.max_workers)
 MAX_PREFIXES = 1000  # as the recorder's progress bound (Limits.max_groups)
 MAX_METRICS = 64  # entries of a worker's metrics, and of each of its nested ones
 MAX_PAIRS = 1024  # worker pairs of the bandwidth between workers
-MAX_TEXT = 4000  # of an erred task's exception or traceback text
+# Of an erred task's texts: Dask cuts an exception's message at 10,000 characters (its
+# ``distributed.admin.max-error-length``; the text adds the type) and keeps a traceback whole, so
+# these hold what Dask shows but for a traceback of hundreds of frames. A UTF-8 text of either
+# stays within the recorder's 256 KiB a string.
+MAX_EXCEPTION_TEXT = 20_000
+MAX_TRACEBACK_TEXT = 50_000
+# Of all erred tasks' texts in one answer (within the recorder's 8 MiB): those past it are sent
+# with the next answer, oldest first.
+ERRED_TEXT_BUDGET = 2_000_000
 MAX_BINS = 200  # of the group timing's one-second bins (Dask's Task Group Progress shows 180)
 MAX_GRAPH_TASKS = 10_000  # of a task graph's tasks sent (Dask's Graph draws up to 5,000 by default)
-MAX_NAME = 256  # of a key or prefix sent with the graph: the answer stays within the recorder's 8 MiB
+MAX_NAME = 256  # of a span tag or a part of a fine performance metric's key
+# Of a key or prefix sent with the graph: as long as the recorder keeps (2,048 characters) while
+# the graph's names stay within this budget (256 characters each at MAX_GRAPH_TASKS tasks), so
+# the answer stays within the recorder's 8 MiB.
+MAX_GRAPH_NAME = 2048
+GRAPH_NAMES_BUDGET = 2 * MAX_NAME * MAX_GRAPH_TASKS
 MAX_FINE_METRICS = 5000  # entries of each mapping of fine performance metrics sent
-MAX_KEY_PARTS = 8  # of a fine performance metric's key (Dask's have three or four)
+MAX_KEY_PARTS = 8  # of a tuple key: a fine performance metric's (three or four parts), a task's
 MAX_TAGS = 1000  # span tags listed
 MAX_TAG_SETS = 4  # tag sets merged a tick: the selections of the pages open
 
@@ -100,17 +113,7 @@ def snapshot(
         "bandwidth": scheduler.bandwidth,
         "bandwidth_types": _numbers(scheduler.bandwidth_types),
         "bandwidth_workers": [[a, b, value] for (a, b), value in pairs],
-        "exceptions": [
-            [
-                erred.key if isinstance(erred.key, str) else str(erred.key),
-                erred.timestamp,
-                list(erred.erred_on),
-                str(erred.exception_text)[:MAX_TEXT],
-                str(erred.traceback_text)[:MAX_TEXT],
-            ]
-            for erred in scheduler.erred_tasks  # newest first
-            if erred.timestamp > exceptions_since
-        ],
+        "exceptions": _exceptions(scheduler, exceptions_since),
         "exceptions_kept": scheduler.erred_tasks.maxlen,
         "monitor": {
             "count": monitor.count,
@@ -178,15 +181,16 @@ def _graph(scheduler: Any, items: int) -> dict[str, Any]:
         return {"count": count}
     listed = list(tasks.values())
     place = {ts.key: i for i, ts in enumerate(listed)}
+    longest = min(MAX_GRAPH_NAME, GRAPH_NAMES_BUDGET // (2 * len(listed) or 1))
     return {
         "count": count,
         # Keys and priorities as they are (the recorder writes a key out as Dask's page does):
         # a tick's pass costs the scheduler a few microseconds a task.
         "tasks": [
             [
-                ts.key[:MAX_NAME] if isinstance(ts.key, str) else ts.key,
+                ts.key[:longest] if isinstance(ts.key, str) else ts.key,
                 ts.state,
-                ts.prefix.name[:MAX_NAME],
+                ts.prefix.name[:longest],
                 ts.priority,
                 [place[dts.key] for dts in ts.dependencies if dts.key in place],
             ]
@@ -277,3 +281,29 @@ def offer(scheduler: Any) -> None:
 def dask_setup(scheduler: Any) -> None:
     """As a scheduler preload (``dask scheduler --preload dashdock.kernel.plot_state``)."""
     offer(scheduler)
+
+
+def _exceptions(scheduler: Any, since: float) -> list[list[Any]]:
+    """The erred tasks the scheduler keeps that erred after ``since``, newest first as it keeps
+    them: from the oldest, as many as ``ERRED_TEXT_BUDGET`` holds (at least one)."""
+    sent: list[list[Any]] = []
+    budget = ERRED_TEXT_BUDGET
+    for erred in reversed(scheduler.erred_tasks):  # oldest first
+        if erred.timestamp <= since:
+            continue
+        key = _key(erred.key)
+        exception = str(erred.exception_text)[:MAX_EXCEPTION_TEXT]
+        traceback = str(erred.traceback_text)[:MAX_TRACEBACK_TEXT]
+        budget -= len(exception) + len(traceback) + len(str(key))
+        if budget < 0 and sent:
+            break
+        sent.append([key, erred.timestamp, list(erred.erred_on), exception, traceback])
+    return sent[::-1]
+
+
+def _key(key: Any) -> Any:
+    """A key as Dask's Exceptions shows it: a text, or a tuple of a few texts and numbers."""
+    if isinstance(key, tuple) and 0 < len(key) <= MAX_KEY_PARTS:
+        if all(isinstance(part, (str, int, float)) and not isinstance(part, bool) for part in key):
+            return tuple(part[:MAX_EXCEPTION_TEXT] if isinstance(part, str) else part for part in key)
+    return str(key)[:MAX_EXCEPTION_TEXT]

@@ -24,25 +24,25 @@ from distributed.diagnostics.task_stream import TaskStreamPlugin
 from distributed.diagnostics.task_stream import colors as ACTION_COLOURS
 from distributed.scheduler import MemoryState
 
-from dashdock.history.model import MAX_KEY, TaskRecord
+from dashdock.history.model import TaskRecord
 from dashdock.live.mirror_fine_metrics import MirroredSpans, update_fine_metrics
 from dashdock.live.mirror_graph import MirroredTasks, update_graph
 from dashdock.live.mirror_groups import MirroredGroup, read_groups
 from dashdock.live.mirror_monitor import MirroredMonitor
 from dashdock.live.mirror_state import (
+    MAX_TASK_NAME,
     MirroredErred,
     MirroredPrefix,
     MirroredState,
     MirroredWorker,
     checked_count,
     read_state,
+    tuple_key,
 )
 from dashdock.live.mirror_timing import MirroredGroupTiming
 
 # The task-stream records a mirror keeps: Dask's Task Stream draws the last 1,000.
 MAX_TASK_RECORDS = 10_000
-# A tuple key kept as a tuple has at most this many parts (Dask's have a name and an index each).
-MAX_KEY_PARTS = 8
 
 
 class SchedulerMirror:
@@ -166,12 +166,14 @@ class SchedulerMirror:
 
     def add_task(self, key: object, task: TaskRecord) -> None:
         """A finished task as the recorder checked and clipped it (``to_task_record``); ``key`` is
-        the key as the scheduler sent it, kept when it is a tuple key of Dask's usual shape (its
-        name names the group, as Dask's plots split it), else the task's clipped text."""
+        the key as the scheduler sent it, kept (clipped as the other plots clip names) when it is
+        a text or a tuple key of Dask's usual shape: its name names the group, as Dask's plots
+        split it. Anything else is the task's text."""
         plugin = self.plugins[TaskStreamPlugin.name]
+        shown = key[:MAX_TASK_NAME] if isinstance(key, str) else tuple_key(key, MAX_TASK_NAME)
         plugin.buffer.append(
             {
-                "key": _tuple_key(key) or task.key,
+                "key": shown or task.key,
                 "worker": task.worker,
                 "thread": task.thread,
                 "status": "error" if task.status == "error" else "OK",
@@ -217,18 +219,3 @@ class _MirroredProcess:
 
     def cpu_percent(self) -> float:
         return self._monitor.recent().get("cpu") or 0.0
-
-
-def _tuple_key(key: object) -> tuple[object, ...] | None:
-    """A tuple key (``("name-token", 0, 1)``) of a few short parts, clipped; None otherwise."""
-    if not isinstance(key, tuple) or not 0 < len(key) <= MAX_KEY_PARTS:
-        return None
-    parts: list[object] = []
-    for part in key:
-        if isinstance(part, str):
-            parts.append(part[:MAX_KEY])
-        elif isinstance(part, (int, float)) and not isinstance(part, bool):
-            parts.append(part)
-        else:
-            return None
-    return tuple(parts)

@@ -18,11 +18,19 @@ from distributed.scheduler import ALL_TASK_STATES, MemoryState
 
 MAX_WORKERS = 1024  # as Limits.max_workers
 MAX_PREFIXES = 1000  # as Limits.max_groups
-MAX_NAME = 256  # a worker's address or name, a prefix's name
+MAX_NAME = 256  # a worker's address or name
+# A task's key or a group's or prefix's name as Dask's plots see it: past 256 characters is rare
+# but not odd (a function's whole repr, a path in a key), and every plot must split and colour it
+# as Dask's page does, the same in each.
+MAX_TASK_NAME = 2048
 MAX_METRICS = 64  # entries of a worker's metrics, and of each nested one (kernel/plot_state.py)
 MAX_PAIRS = 1024  # worker pairs of the bandwidth between workers
 MAX_ERRED = 1000  # erred tasks kept for Dask's Exceptions (the scheduler's own default: 100)
-MAX_ERRED_TEXT = 4000  # of an exception's or traceback's text, as the scheduler's side clips it
+# Of an erred task's texts (and its key), as the scheduler's side clips them: more than Dask shows
+# but for a traceback of hundreds of frames (kernel/plot_state.py).
+MAX_EXCEPTION_TEXT = 20_000
+MAX_TRACEBACK_TEXT = 50_000
+MAX_KEY_PARTS = 8  # of a tuple key kept as a tuple (Dask's have a name and an index or a few)
 MAX_ERRED_ON = 16  # workers an erred task is listed on
 # Tasks in memory counted for Memory by key, over all workers: the plot walks one object per task,
 # so a scheduler cannot make it walk more than this (Dask's own page walks every task).
@@ -96,7 +104,7 @@ class MirroredPrefix:
 class MirroredErred:
     """What Dask's Exceptions reads of an erred task the scheduler keeps."""
 
-    key: str
+    key: str | tuple[object, ...]
     timestamp: float
     erred_on: tuple[str, ...]
     exception_text: str
@@ -147,7 +155,7 @@ def read_state(raw: object) -> MirroredState | None:
             known = given_states if isinstance(given_states, Mapping) else {}
             states = {str(state): checked_count(known.get(state)) for state in ALL_TASK_STATES}
             durations = _metrics(counts.get("durations"))
-            prefixes[name[:MAX_NAME]] = MirroredPrefix(name[:MAX_NAME], states, durations)
+            prefixes[name[:MAX_TASK_NAME]] = MirroredPrefix(name[:MAX_TASK_NAME], states, durations)
     types = raw.get("bandwidth_types")
     pairs: dict[tuple[str, str], float] = {}
     listed = raw.get("bandwidth_workers")
@@ -177,7 +185,7 @@ def _held(given: object, budget: int) -> tuple[HeldTasks, int]:
         if isinstance(name, str) and isinstance(counted, (list, tuple)) and len(counted) == 2:
             count = min(checked_count(counted[0]), budget)
             budget -= count
-            by_name[name[:MAX_NAME]] = (count, checked_count(counted[1]))
+            by_name[name[:MAX_TASK_NAME]] = (count, checked_count(counted[1]))
     return HeldTasks(by_name), budget
 
 
@@ -190,11 +198,11 @@ def _erred(listed: object) -> list[MirroredErred]:
         workers = tuple(str(w)[:MAX_NAME] for w in on[:MAX_ERRED_ON]) if isinstance(on, (list, tuple)) else ()
         erred.append(
             MirroredErred(
-                str(key)[:MAX_NAME],
+                tuple_key(key, MAX_EXCEPTION_TEXT) or str(key)[:MAX_EXCEPTION_TEXT],
                 checked_seconds(when),
                 workers,
-                str(exception)[:MAX_ERRED_TEXT],
-                str(traceback)[:MAX_ERRED_TEXT],
+                str(exception)[:MAX_EXCEPTION_TEXT],
+                str(traceback)[:MAX_TRACEBACK_TEXT],
             )
         )
     return erred
@@ -278,3 +286,19 @@ def checked_seconds(value: object) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         return 0.0
     return float(min(max(value, 0.0), _MAX_COUNT))
+
+
+def tuple_key(key: object, max_part: int) -> tuple[object, ...] | None:
+    """A tuple key (``("name-token", 0, 1)``) of a few texts and numbers, its texts clipped to
+    ``max_part``, as Dask's plots split and show it; None for anything else."""
+    if not isinstance(key, tuple) or not 0 < len(key) <= MAX_KEY_PARTS:
+        return None
+    parts: list[object] = []
+    for part in key:
+        if isinstance(part, str):
+            parts.append(part[:max_part])
+        elif isinstance(part, (int, float)) and not isinstance(part, bool):
+            parts.append(part)
+        else:
+            return None
+    return tuple(parts)

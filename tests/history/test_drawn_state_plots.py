@@ -260,7 +260,7 @@ def test_what_a_hostile_scheduler_says_of_its_state_is_checked_and_clipped() -> 
     from distributed.core import Status
 
     from dashdock.live.mirror import SchedulerMirror
-    from dashdock.live.mirror_state import MAX_HELD, MAX_NAME, MAX_PREFIXES, MAX_WORKERS
+    from dashdock.live.mirror_state import MAX_EXCEPTION_TEXT, MAX_HELD, MAX_NAME, MAX_PREFIXES, MAX_WORKERS
 
     mirror = SchedulerMirror()
     assert not mirror.update_state(["not", "a", "state"]) and not mirror.has_state
@@ -328,7 +328,8 @@ def test_what_a_hostile_scheduler_says_of_its_state_is_checked_and_clipped() -> 
     assert mirror.task_prefixes["inc"].all_durations == {"compute": 1.5}
     assert mirror.bandwidth_workers == {("a", "b"): 1.0} and mirror.bandwidth == 0.0
     (erred,) = mirror.erred_tasks
-    assert len(erred.erred_on) == 16 and len(erred.exception_text) == 4000 and erred.traceback_text == "None"
+    assert len(erred.erred_on) == 16 and len(erred.exception_text) == MAX_EXCEPTION_TEXT
+    assert erred.traceback_text == "None"
     assert mirror.erred_tasks.maxlen == 1000 and mirror.exceptions_since == 2.0
     assert mirror.memory.process == 2**53  # Scheduler.memory's sum, as Dask's Cluster Memory reads it
 
