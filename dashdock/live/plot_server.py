@@ -60,6 +60,14 @@ FROM_TASKS = (
     "/individual-compute-time-per-key",
     "/individual-aggregate-time-per-action",
 )
+# Dask's time series append a point every redraw (500 ms), changed or not, and keep the last 1,000:
+# they are samples over time, so their pages redraw as Dask's do, and show the same ~8 minutes.
+TIME_SERIES = (
+    "/individual-workers-network-timeseries",
+    "/individual-workers-cpu-timeseries",
+    "/individual-workers-memory-timeseries",
+    "/individual-workers-disk-timeseries",
+)
 # Bokeh's Document.destroy runs a full gc.collect() for each page it lets go of (15-30 s after its
 # pane closed, all expired pages together): 24 closed panes cost this process 2.4 s of CPU, on the
 # cores the workers use. One collection that long after the first does the same work once.
@@ -307,11 +315,12 @@ def _paced(
     """Dask's page function adds its redraw with ``doc.add_periodic_callback(update, period)``:
     on this page it looks every ``look_period(period)``, and a redraw runs only when what the page
     reads of the mirror has changed since that callback last ran, and a browser is connected to
-    see it. A
+    see it; a time series (``TIME_SERIES``) redraws at Dask's period, whenever a browser sees it. A
     redraw that raises ends the page's redraws: the pane says so and the log has it once, not a
     traceback every period."""
     add = doc.add_periodic_callback
     from_tasks = below(path, FROM_TASKS)
+    sampled = below(path, TIME_SERIES)
 
     def moved() -> int:
         return mirror.task_changes if from_tasks else mirror.state_changes
@@ -321,13 +330,13 @@ def _paced(
 
         def when_changed() -> None:
             nonlocal drawn_at
-            if moved() != drawn_at and is_seen(doc):
+            if (sampled or moved() != drawn_at) and is_seen(doc):
                 drawn_at = moved()
                 try:
                     callback()
                 except Exception:  # Dask's redraw, on a state it may not expect
                     _failed(doc, path)
 
-        return add(when_changed, look_period(period_milliseconds))
+        return add(when_changed, period_milliseconds if sampled else look_period(period_milliseconds))
 
     doc.add_periodic_callback = paced  # type: ignore[method-assign]

@@ -466,19 +466,20 @@ def test_a_drawn_page_redraws_no_faster_than_its_mirror_changes() -> None:
 
 
 def test_a_drawn_page_sends_the_browser_nothing_until_its_mirror_changes() -> None:
-    """A time series appends a point at every redraw; here, only when there is something new, and
-    someone to see it."""
+    """Scheduler System sends its axes at every redraw on Dask's page; here, only when there is
+    something new, and someone to see it. A time series is sampled as on Dask's page instead: a
+    point every period, so its 1,000 points span the same minutes."""
     from bokeh.document import Document
     from distributed.dashboard.scheduler import applications
 
     from dashdock.live.mirror import SchedulerMirror
     from dashdock.live.plot_server import _paced
 
-    def messages_per_redraw(paced: bool, connected: bool = True) -> list[int]:
+    def messages_per_redraw(path: str, paced: bool, connected: bool = True) -> tuple[list[int], list[int]]:
         mirror, doc = SchedulerMirror(), Document()
         if paced:  # a Document outside a server has no session: whether it is seen is given
-            _paced(doc, mirror, is_seen=lambda _: connected)
-        applications["/individual-workers-cpu-timeseries"](mirror, {"prefix": "/"}, doc)
+            _paced(doc, mirror, is_seen=lambda _: connected, path=path)
+        applications[path](mirror, {"prefix": "/"}, doc)
         sent: list[object] = []
         doc.on_change(sent.append)
         counts = []
@@ -489,12 +490,18 @@ def test_a_drawn_page_sends_the_browser_nothing_until_its_mirror_changes() -> No
             for callback in doc.session_callbacks:
                 callback.callback()
             counts.append(len(sent) - before)
-        return counts
+        return counts, [callback.period for callback in doc.session_callbacks]
 
-    assert messages_per_redraw(paced=False) == [1, 1, 1, 1]  # Dask's page: every period
-    assert messages_per_redraw(paced=True) == [1, 0, 1, 0]  # the first period draws, then on change
+    system = "/individual-scheduler-system"
+    assert messages_per_redraw(system, paced=False)[0] == [3, 3, 3, 3]  # Dask's page: every period
+    assert messages_per_redraw(system, paced=True)[0] == [3, 0, 3, 0]  # the first period, then on change
     # A page whose browser is gone (its session kept a while by Bokeh): nothing is redrawn.
-    assert messages_per_redraw(paced=True, connected=False) == [0, 0, 0, 0]
+    assert messages_per_redraw(system, paced=True, connected=False)[0] == [0, 0, 0, 0]
+
+    series = "/individual-workers-cpu-timeseries"
+    assert messages_per_redraw(series, paced=False) == ([1, 1, 1, 1], [500])
+    assert messages_per_redraw(series, paced=True) == ([1, 1, 1, 1], [500])  # a point a period, as Dask's
+    assert messages_per_redraw(series, paced=True, connected=False)[0] == [0, 0, 0, 0]
 
 
 @asynccontextmanager
