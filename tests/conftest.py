@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import os
 import subprocess
 import sys
@@ -103,16 +104,25 @@ def dashdock_config() -> dict[str, Any]:
 
 @pytest.fixture(scope="session")
 def bokeh_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """BokehJS precompressed once for the session, so no test server starts that work itself."""
-    cache = tmp_path_factory.mktemp("bokeh-cache")
-    js_dir = local_js_dir()
-    assert js_dir is not None
-    names = sorted(p.name for p in js_dir.glob("bokeh*.min.js"))
-    subprocess.run(
-        [sys.executable, "-m", "dashdock.proxy.bokehjs.precompress", str(js_dir), str(cache), *names],
-        check=True,
-        timeout=600,
-    )
+    """BokehJS precompressed once for the run, so no test server starts that work itself: xdist's
+    workers share it (each did it, 17 s of a core apiece, while the other waited for the cores)."""
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    cache = shared / "bokeh-cache"
+    with (shared / "bokeh-cache.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # the first worker compresses; the others wait for it
+        done = cache / ".complete"
+        if not done.exists():
+            js_dir = local_js_dir()
+            assert js_dir is not None
+            names = sorted(p.name for p in js_dir.glob("bokeh*.min.js"))
+            cache.mkdir(exist_ok=True)
+            subprocess.run(
+                [sys.executable, "-m", "dashdock.proxy.bokehjs.precompress", str(js_dir), str(cache), *names],
+                check=True,
+                timeout=600,
+            )
+            done.touch()
     return cache
 
 
