@@ -68,10 +68,17 @@ TIME_SERIES = (
     "/individual-workers-memory-timeseries",
     "/individual-workers-disk-timeseries",
 )
-# Bokeh's Document.destroy runs a full gc.collect() for each page it lets go of (15-30 s after its
+# Bokeh's Document.destroy runs a full gc.collect() for each page it lets go of (5-6 s after its
 # pane closed, all expired pages together): 24 closed panes cost this process 2.4 s of CPU, on the
 # cores the workers use. One collection that long after the first does the same work once.
 COLLECT_AFTER_S = 1.0
+# Bokeh keeps a page's session 15 s after its last connection closed (checked every 17 s), so a
+# client could come back to it; a pane never does (it loads the page again), and every page kept
+# holds its document (~0.3 MB): 240 panes opened and closed in a minute held 70 MB, which the
+# process kept after they went. A session unused for 5 s goes (a page whose websocket comes later
+# still opens: Bokeh makes its session again).
+UNUSED_SESSION_MS = 5000
+CHECK_UNUSED_MS = 1000
 # Requests refused (without the secret) are counted, and logged at most once this often.
 REFUSALS_LOG_S = 10.0
 FAILED_PAGE = "dashdock could not draw this plot from the recording (see the server log); reload the pane."
@@ -224,6 +231,8 @@ class PlotServer:
             auth_provider=_SecretHeader(self.secret),
             secret=self.secret,
             exclude_headers=[SECRET_HEADER],
+            unused_session_lifetime_milliseconds=UNUSED_SESSION_MS,
+            check_unused_sessions_milliseconds=CHECK_UNUSED_MS,
         )
         http_server = HTTPServer(tornado_app)
         sockets = netutil.bind_sockets(0, "127.0.0.1")
