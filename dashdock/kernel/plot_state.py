@@ -35,6 +35,7 @@ MAX_TRACEBACK_TEXT = 50_000
 # with the next answer, oldest first.
 ERRED_TEXT_BUDGET = 2_000_000
 MAX_BINS = 200  # of the group timing's one-second bins (Dask's Task Group Progress shows 180)
+GROUP_TIMING_BUDGET = 4000  # bins of all groups sent again an answer (about 36 kB)
 MAX_GRAPH_TASKS = 10_000  # of a task graph's tasks sent (Dask's Graph draws up to 5,000 by default)
 MAX_NAME = 256  # of a span tag or a part of a fine performance metric's key
 # Of a key or prefix sent with the graph: as long as the recorder keeps (2,048 characters) while
@@ -200,15 +201,19 @@ def _graph(scheduler: Any, items: int) -> dict[str, Any]:
 
 
 def _group_timing(scheduler: Any, since: int) -> dict[str, Any]:
-    """GroupTiming's bins from the ``since``-th on (the last one known may have grown), at most
-    ``MAX_BINS``; all of them when the plugin has fewer (it restarted)."""
+    """GroupTiming's bins from before the ``since``-th on (those known may have grown: a long task
+    adds to them when it ends), at most ``MAX_BINS``; all of them when the plugin has fewer (it
+    restarted)."""
     from distributed.diagnostics.progress import GroupTiming
 
     if GroupTiming.name not in scheduler.plugins:
         scheduler.add_plugin(plugin=GroupTiming(scheduler))
     plugin = scheduler.plugins[GroupTiming.name]
     length = len(plugin.time)
-    start = max(since - 1 if 0 < since <= length else 0, length - MAX_BINS)
+    # A task's compute lands in every bin it ran through when it finishes: bins already sent are
+    # sent again, as many as the budget holds for all groups (the whole window for a few groups).
+    again = max(1, min(MAX_BINS, GROUP_TIMING_BUDGET // (len(plugin.compute) or 1)))
+    start = max(since - again if 0 < since <= length else 0, length - MAX_BINS, 0)
     return {
         "dt": plugin.dt,
         "length": length,

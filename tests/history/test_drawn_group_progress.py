@@ -34,6 +34,10 @@ def _slow(x: int) -> int:
     return x
 
 
+def _sleep(seconds: float) -> None:
+    time.sleep(seconds)
+
+
 def _drawn(contents: list[tuple[str, Any]]) -> dict[str, Any] | None:
     """The plot's data once its page has drawn it (a column per group, and the threads), None
     before. Each page counts time from when it opened, so its time axis is compared by its steps."""
@@ -75,6 +79,38 @@ async def test_task_group_progress_is_drawn_with_dasks_groups_and_numbers(
             groups = {name: values for name, values in seen[0].items() if name.startswith("slow")}
             assert groups and sum(sum(values) for values in groups.values()) > 0, seen[0]
             del futures
+
+
+async def test_a_long_task_beside_short_ones_is_counted_in_every_bin_it_ran_through(
+    jupyter: Jupyter, cluster: LocalCluster
+) -> None:
+    """GroupTiming adds a task's compute to each bin it ran through when it ends, bins the mirror
+    read while it ran: they are read again, so no bin is left short (13 % of a group was)."""
+    plot_state.offer(cluster.scheduler)
+    source_id = await _source_drawing(jupyter, dashboard_root(cluster), [PATH])
+    async with watching(jupyter, source_id, PATH):
+
+        async def timing() -> bool:
+            return "group-timing" in cluster.scheduler.plugins
+
+        assert await eventually(timing, 30)
+        async with Client(cluster.scheduler_address, asynchronous=True) as client:
+            long = client.submit(_sleep, 4.0, key="long-0")
+            short = client.map(_slow, range(100), key=[f"short-{i}" for i in range(100)])
+            await wait([long, *short])
+            seen: list[Any] = []
+
+            async def same() -> bool:
+                ours, theirs = (
+                    _drawn(await _ours(jupyter, source_id, PATH)),
+                    _drawn(await _dasks(cluster, PATH)),
+                )
+                seen[:] = [ours, theirs]
+                return ours is not None and ours == theirs
+
+            assert await eventually(same, 60), seen
+            assert sum(seen[0]["long"]) >= 4.0, seen[0]  # every second of it, in the bins it spans
+            del long, short
 
 
 def test_group_timing_from_a_hostile_scheduler_is_checked_and_merged() -> None:
