@@ -48,6 +48,28 @@ def _drawn(contents: list[tuple[str, Any]]) -> dict[str, Any] | None:
     return None
 
 
+async def _running_group_timing(cluster: LocalCluster) -> None:
+    """Waits until the scheduler runs GroupTiming, as a watched page makes it."""
+
+    async def timing() -> bool:
+        return "group-timing" in cluster.scheduler.plugins
+
+    assert await eventually(timing, 30)
+
+
+async def _drawn_as_dasks(jupyter: Jupyter, source_id: str, cluster: LocalCluster) -> list[Any]:
+    """Waits until our page draws what Dask's page of the same scheduler draws: [ours, theirs]."""
+    seen: list[Any] = []
+
+    async def same() -> bool:
+        ours, theirs = _drawn(await _ours(jupyter, source_id, PATH)), _drawn(await _dasks(cluster, PATH))
+        seen[:] = [ours, theirs]
+        return ours is not None and ours == theirs
+
+    assert await eventually(same, 60), seen
+    return seen
+
+
 async def test_task_group_progress_is_drawn_with_dasks_groups_and_numbers(
     jupyter: Jupyter, cluster: LocalCluster
 ) -> None:
@@ -55,27 +77,13 @@ async def test_task_group_progress_is_drawn_with_dasks_groups_and_numbers(
     source_id = await _source_drawing(jupyter, dashboard_root(cluster), [PATH])
     # Watched (a page kept open), it makes the scheduler run GroupTiming, as Dask's own page does.
     async with watching(jupyter, source_id, PATH):
-
-        async def timing() -> bool:
-            return "group-timing" in cluster.scheduler.plugins
-
-        assert await eventually(timing, 30)
+        await _running_group_timing(cluster)
         async with Client(cluster.scheduler_address, asynchronous=True) as client:
             futures = client.map(_slow, range(40), key=[f"slow-{i}" for i in range(40)])
             await wait(futures)
             assert scheduler_sessions(cluster) == 0  # ours cost it no Bokeh session
             # Nothing runs now, and GroupTiming changes only when a task finishes.
-            seen: list[Any] = []
-
-            async def same() -> bool:
-                ours, theirs = (
-                    _drawn(await _ours(jupyter, source_id, PATH)),
-                    _drawn(await _dasks(cluster, PATH)),
-                )
-                seen[:] = [ours, theirs]
-                return ours is not None and ours == theirs
-
-            assert await eventually(same, 60), seen
+            seen = await _drawn_as_dasks(jupyter, source_id, cluster)
             groups = {name: values for name, values in seen[0].items() if name.startswith("slow")}
             assert groups and sum(sum(values) for values in groups.values()) > 0, seen[0]
             del futures
@@ -89,26 +97,12 @@ async def test_a_long_task_beside_short_ones_is_counted_in_every_bin_it_ran_thro
     plot_state.offer(cluster.scheduler)
     source_id = await _source_drawing(jupyter, dashboard_root(cluster), [PATH])
     async with watching(jupyter, source_id, PATH):
-
-        async def timing() -> bool:
-            return "group-timing" in cluster.scheduler.plugins
-
-        assert await eventually(timing, 30)
+        await _running_group_timing(cluster)
         async with Client(cluster.scheduler_address, asynchronous=True) as client:
             long = client.submit(_sleep, 4.0, key="long-0")
             short = client.map(_slow, range(100), key=[f"short-{i}" for i in range(100)])
             await wait([long, *short])
-            seen: list[Any] = []
-
-            async def same() -> bool:
-                ours, theirs = (
-                    _drawn(await _ours(jupyter, source_id, PATH)),
-                    _drawn(await _dasks(cluster, PATH)),
-                )
-                seen[:] = [ours, theirs]
-                return ours is not None and ours == theirs
-
-            assert await eventually(same, 60), seen
+            seen = await _drawn_as_dasks(jupyter, source_id, cluster)
             assert sum(seen[0]["long"]) >= 4.0, seen[0]  # every second of it, in the bins it spans
             del long, short
 
