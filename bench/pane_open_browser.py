@@ -11,13 +11,17 @@
 3. Ten panes restored after a reload: bytes received from page.reload() until all ten are drawn again,
    and the time until the last one is.
 
-Needs Chromium (/usr/bin/chromium) and runs a LocalCluster doing sample work. Prints figures only.
+Needs Chromium (/usr/bin/chromium) and runs a LocalCluster doing sample work (rounds 0.2 s apart, as the
+UI tests' cluster), or with ``--quiet`` one round and then nothing (a cluster between computations).
+``--plot profile`` measures Profile, a plot dashdock does not draw (the pane relays Dask's own page),
+instead of the Task Stream, which it draws. Prints figures only.
 
-    .venv/bin/python bench/pane_open_browser.py
+    .venv/bin/python bench/pane_open_browser.py [--plot task-stream|profile] [--quiet]
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 import tempfile
@@ -51,7 +55,13 @@ from playwright.sync_api import (  # noqa: E402
 )
 
 ROUNDS = 8
+# The sidebar's name of each plot measured, and its path on the scheduler's dashboard (the tab's page).
+PLOTS = {
+    "task-stream": ("Task Stream", "/individual-task-stream"),
+    "profile": ("Profile", "/individual-profile"),
+}
 PLOT = "Task Stream"
+QUIET_PAUSE = 3600.0  # seconds between the quiet cluster's rounds: it runs one, then waits
 # Preferred plots for the ten-pane layout; the sidebar's other plots fill up to ten if some are missing.
 TEN = [
     "Task Stream",
@@ -251,8 +261,15 @@ def _page(context: BrowserContext, lab: Lab, workspace: str) -> Page:
 
 
 def main() -> None:
+    global PLOT
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--plot", choices=sorted(PLOTS), default="task-stream")
+    parser.add_argument("--quiet", action="store_true", help="a cluster between computations")
+    args = parser.parse_args()
+    PLOT, path = PLOTS[args.plot]
     began = time.perf_counter()
-    cluster = start_cluster()
+    cluster = start_cluster(pause=QUIET_PAUSE) if args.quiet else start_cluster()
+    print(f"  {PLOT}, on a {'quiet' if args.quiet else 'busy'} cluster")
     try:
         with tempfile.TemporaryDirectory() as tmp, sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
@@ -261,7 +278,7 @@ def main() -> None:
                 _small_panes(Path(tmp) / "settings")
                 lab.api("dashdock/api/sources", "POST", {"url": cluster.dashboard})
                 context = browser.new_context(viewport={"width": 1800, "height": 1000})
-                warm_opens(_page(context, lab, "warm"), context, f"{cluster.root}/individual-task-stream")
+                warm_opens(_page(context, lab, "warm"), context, cluster.root + path)
                 context.close()
                 context = browser.new_context(viewport={"width": 1800, "height": 1000})
                 ten_panes(_page(context, lab, "ten"))

@@ -73,7 +73,8 @@ class DaskCluster:
         return self.dashboard.rsplit("/", 1)[0]
 
 
-def start_cluster(port: int = 0) -> DaskCluster:
+def start_cluster(port: int = 0, pause: float = 0.2) -> DaskCluster:
+    """The sample cluster: a round of work every ``pause`` seconds."""
     process = subprocess.Popen(
         [
             sys.executable,
@@ -81,7 +82,7 @@ def start_cluster(port: int = 0) -> DaskCluster:
             "--dashboard-port",
             str(port),
             "--pause",
-            "0.2",
+            str(pause),
             # A light round (about 150 tasks, mostly sleeps): this cluster runs under every
             # browser test, which needs plots with something in them, not a busy machine.
             "--size",

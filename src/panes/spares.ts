@@ -25,13 +25,27 @@ const MAX_AGE_MS = 10 * 60_000;
 const MAX_PAGE_LENGTH = 4 * 1024 * 1024;
 
 /** Wait this long after a pane opens before loading its source's next spare: the pane goes first. */
-const PREPARE_DELAY_MS = 250;
+const PREPARE_DELAY_MS = 700;
+
+/**
+ * Load the next spare by then even if the Lab never looks idle: Lab's polls and a drawing pane
+ * kept it from idling for seconds, so panes opened a few seconds apart found no spare.
+ */
+const PREPARE_IDLE_TIMEOUT_MS = 1000;
+
+/**
+ * A pane takes a spare that is still running BokehJS and waits this long for it (it is ahead of
+ * a frame that starts loading now); one not ready by then is given up and the page loads the usual way.
+ */
+const READY_WAIT_MS = 2000;
 
 interface ISpare {
   frame: HTMLIFrameElement;
   created: number;
   /** Its view URL's path, as its page said once ready (BokehJS run); empty until then. */
   view: string;
+  /** Told the view when the spare says it is ready (set while a pane waits for that). */
+  onReady?: (view: string) => void;
 }
 
 /**
@@ -79,10 +93,10 @@ export class SpareFrames implements IDisposable {
     const frame = new DashboardFrame({ url, title, deferred: spare !== null });
     if (spare) {
       // A spare under a link that no longer holds could not open its plot's websocket.
-      void Promise.all([
-        fetchViewPage(url, MAX_PAGE_LENGTH),
-        viewHolds(spare.view)
-      ]).then(([page, holds]) => {
+      const holds = this._ready(spare).then(view =>
+        view ? viewHolds(view) : false
+      );
+      void Promise.all([fetchViewPage(url, MAX_PAGE_LENGTH), holds]).then(([page, holds]) => {
         if (frame.isDisposed) {
           spare.frame.remove();
         } else {
@@ -96,14 +110,32 @@ export class SpareFrames implements IDisposable {
     return frame;
   }
 
-  /** A ready spare of `source`, now the caller's to move into its pane, or null. */
+  /** A spare of `source`, ready or still loading, now the caller's to move into its pane, or null. */
   private _take(source: string): ISpare | null {
     const spare = this._spares.get(source);
-    if (!spare?.view || Date.now() - spare.created > MAX_AGE_MS) {
+    if (!spare || Date.now() - spare.created > MAX_AGE_MS) {
       return null;
     }
     this._spares.delete(source);
     return spare;
+  }
+
+  /** The spare's view path once it is ready; empty when it is not within `READY_WAIT_MS`. */
+  private _ready(spare: ISpare): Promise<string> {
+    if (spare.view) {
+      return Promise.resolve(spare.view);
+    }
+    this._waiting.add(spare);
+    return new Promise(resolve => {
+      const done = (view: string) => {
+        window.clearTimeout(timer);
+        this._waiting.delete(spare);
+        spare.onReady = undefined;
+        resolve(view);
+      };
+      const timer = window.setTimeout(() => done(''), READY_WAIT_MS);
+      spare.onReady = done;
+    });
   }
 
   /** Have a spare of `source` ready for its next pane, loaded when the browser is idle. */
@@ -120,7 +152,9 @@ export class SpareFrames implements IDisposable {
     window.clearTimeout(this._timers.get(source));
     const timer = window.setTimeout(() => {
       this._timers.delete(source);
-      requestIdleCallback(() => this._load(source), { timeout: 5000 });
+      requestIdleCallback(() => this._load(source), {
+        timeout: PREPARE_IDLE_TIMEOUT_MS
+      });
     }, PREPARE_DELAY_MS);
     this._timers.set(source, timer);
   }
@@ -144,13 +178,14 @@ export class SpareFrames implements IDisposable {
     ) {
       return;
     }
-    for (const spare of this._spares.values()) {
+    for (const spare of [...this._spares.values(), ...this._waiting]) {
       if (
         message.source !== null &&
         spare.frame.contentWindow === message.source
       ) {
         spare.view = data.view;
         spare.frame.dataset.ready = 'true'; // for people and tests looking at the DOM
+        spare.onReady?.(data.view);
       }
     }
   }
@@ -164,6 +199,7 @@ export class SpareFrames implements IDisposable {
     this._timers.forEach(timer => window.clearTimeout(timer));
     this._timers.clear();
     [...this._spares.keys()].forEach(source => this._drop(source));
+    [...this._waiting].forEach(spare => spare.onReady?.('')); // their panes load the usual way
     this._holder?.remove();
   }
 
@@ -208,6 +244,8 @@ export class SpareFrames implements IDisposable {
   private _max: number;
   private _spares = new Map<string, ISpare>();
   private _timers = new Map<string, number>();
+  /** Spares taken by a pane before they were ready, until they are or it gives them up. */
+  private _waiting = new Set<ISpare>();
   private _holder: HTMLElement | null = null;
   private _isDisposed = false;
 }
