@@ -96,13 +96,15 @@ export class SpareFrames implements IDisposable {
       const holds = this._ready(spare).then(view =>
         view ? viewHolds(view) : false
       );
-      void Promise.all([fetchViewPage(url, MAX_PAGE_LENGTH), holds]).then(([page, holds]) => {
-        if (frame.isDisposed) {
-          spare.frame.remove();
-        } else {
-          frame.adopt(spare.frame, holds ? page : null);
+      void Promise.all([fetchViewPage(url, MAX_PAGE_LENGTH), holds]).then(
+        ([page, holds]) => {
+          if (frame.isDisposed) {
+            spare.frame.remove();
+          } else {
+            frame.adopt(spare.frame, holds ? page : null);
+          }
         }
-      });
+      );
     }
     if (!source.includes(':')) {
       this.prepare(source); // a source's, not a literal target's (a worker's page)
