@@ -107,7 +107,8 @@ def test_a_pane_opened_while_its_spare_still_loads_waits_for_it_and_draws_in_it(
     assert loading.get_attribute("data-ready") is None
 
     plot_item(page, "Progress").click()
-    expect(pane(page, "Progress")).to_have_count(1)  # it took the spare, and waits for it
+    # Its tab is there: it took the spare and waits for it (its frame is named once it has its page).
+    expect(page.locator(".lm-DockPanel-tabBar .lm-TabBar-tab", has_text="Progress")).to_have_count(1)
     held[0].continue_()
     wait_for_bokeh_plot(page, "Progress")
     iframe = pane(page, "Progress").locator("iframe")
