@@ -74,7 +74,9 @@ class RecorderProcess:
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             # Fewer malloc arenas: each reserves 64 MiB of address space, which the cap counts.
-            env={**os.environ, "MALLOC_ARENA_MAX": "2"},
+            # The C library's malloc for Python's objects: what closed pages used can be given
+            # back to the system (live/give_back.py).
+            env={**os.environ, "MALLOC_ARENA_MAX": "2", "PYTHONMALLOC": "malloc"},
         )
         self._started_at = time.monotonic()
         return self.process

@@ -38,6 +38,7 @@ from tornado.httputil import HTTPServerRequest
 from tornado.ioloop import IOLoop
 from tornado.web import RequestHandler
 
+from dashdock.live.give_back import give_back
 from dashdock.live.mirror import SchedulerMirror, seen
 from dashdock.live.plots import DRAWN, RUN_ARGUMENT, SECRET_HEADER, WATCHED_PARTS, below
 from dashdock.live.stale import watch_freshness
@@ -103,6 +104,7 @@ class _CoalescedCollect:
         await asyncio.sleep(COLLECT_AFTER_S)
         self._due = False
         gc.collect()
+        give_back()
 
     def __getattr__(self, name: str) -> Any:
         return getattr(gc, name)
