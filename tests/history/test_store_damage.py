@@ -182,13 +182,17 @@ async def test_a_store_replaced_while_recording_gets_the_recording_again(
 
     assert await eventually(live_run, 60)
     _overwrite_second_half(sources_file.with_name("history.db"))
-    for _ in range(RUNS):  # reads until one meets the damage, which replaces the store
+    for attempt in range(RUNS):  # reads until one meets the damage, which replaces the store
         code, body = await jupyter.api("GET", "history")
         assert code in (200, 500), body  # 500: this read met the damage, and says so
-        old = [run for run in body.get("runs", []) if run["source"] != source_id]
+        runs = body.get("runs", [])
+        old = sorted((run for run in runs if run["source"] != source_id), key=lambda run: run["start"])
         if not old:
             break
-        response = await jupyter.fetch(f"dashdock/api/history/{old[0]['id']}/tasks.parquet")
+        # Each old run's tasks in turn, newest first: those are in the file's second half. (The
+        # oldest, asked again and again, is in the first half: its reads never met the damage.)
+        run = old[-1 - attempt % len(old)]
+        response = await jupyter.fetch(f"dashdock/api/history/{run['id']}/tasks.parquet")
         assert b"Unhandled error" not in response.body
     _, body = await jupyter.api("GET", "history")
     assert "malformed" in (body["problem"] or ""), body
