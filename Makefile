@@ -15,21 +15,24 @@ demo: build
 
 ## make test: install what the tests need (Chromium included) and run every test
 # Two runs: the server suite uses pytest-jupyter's event loop, the browser suite playwright's.
-# Both on two workers, a test file per worker at a time (files share their module fixtures). The
-# browser suite's session cluster does light work (ui-tests/lab.py), so two workers pay: 510 s
-# against 653 s on one (with the demo's heavy work it had been 830 s against 807 s).
+# Each a test file per xdist worker at a time (files share their module fixtures). The server
+# suite waits on clusters and restarts more than it computes (a third of the CPU idle on two
+# workers), so it runs on four: 386 s against 520 s on two. The browser suite keeps the two
+# cores busy (Chromium, Lab, the sample cluster its controller runs for all of them: ui-tests/
+# conftest.py), so it runs on two.
 # Each suite prints its time; pytest prints its 15 slowest tests (addopts in pyproject.toml).
-PYTEST := $(BIN)/python -m pytest -p no:cacheprovider -n 2 --dist loadfile
-UI_PYTEST := $(PYTEST)
+PYTEST := $(BIN)/python -m pytest -p no:cacheprovider --dist loadfile
+SERVER_PYTEST := $(PYTEST) -n 4
+UI_PYTEST := $(PYTEST) -n 2
 test: build test-deps chromium test-ts
-	@start=$$(date +%s); $(PYTEST) tests; status=$$?; \
+	@start=$$(date +%s); $(SERVER_PYTEST) tests; status=$$?; \
 	  echo "server suite: $$(( $$(date +%s) - start )) s"; exit $$status
 	@start=$$(date +%s); $(UI_PYTEST) ui-tests; status=$$?; \
 	  echo "browser suite: $$(( $$(date +%s) - start )) s"; exit $$status
 
 ## make test-fast: the inner loop: TypeScript units and the server suite without its slow tests
 test-fast: build test-deps test-ts
-	$(PYTEST) -m "not slow" tests
+	$(SERVER_PYTEST) -m "not slow" tests
 
 ## make test-ts: TypeScript unit tests of pure frontend modules (ts-tests/, compiled by
 ## tsconfig.test.json into build/ts-tests/, run by node's built-in test runner)
@@ -37,7 +40,7 @@ test-ts: build
 	jlpm run test
 
 test-server: build test-deps
-	$(PYTEST) tests
+	$(SERVER_PYTEST) tests
 
 test-ui: build test-deps chromium
 	$(UI_PYTEST) ui-tests

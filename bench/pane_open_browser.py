@@ -27,6 +27,7 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
+from dataclasses import replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -36,6 +37,7 @@ sys.path.insert(0, str(ROOT / "ui-tests"))
 from _common import heading, median, ratio, table  # noqa: E402
 from helpers import open_sidebar, pane, pane_frame, plot_item  # noqa: E402
 from lab import (  # noqa: E402 - the UI tests' harness: Lab, cluster and browser start-up
+    BUSY,
     CHROMIUM_ARGS,
     TOKEN,
     Lab,
@@ -268,7 +270,7 @@ def main() -> None:
     args = parser.parse_args()
     PLOT, path = PLOTS[args.plot]
     began = time.perf_counter()
-    cluster = start_cluster(pause=QUIET_PAUSE) if args.quiet else start_cluster()
+    cluster = start_cluster(work=replace(BUSY, pause=QUIET_PAUSE) if args.quiet else BUSY)
     print(f"  {PLOT}, on a {'quiet' if args.quiet else 'busy'} cluster")
     try:
         with tempfile.TemporaryDirectory() as tmp, sync_playwright() as playwright:

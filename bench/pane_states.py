@@ -22,6 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "ui-tests"))
 
 from lab import (  # noqa: E402 - the UI tests' harness: Lab, cluster and browser start-up
+    BUSY,
     CHROMIUM_ARGS,
     Lab,
     start_cluster,
@@ -128,7 +129,7 @@ def browser_cpu(browser: Browser, lab: Lab, source_id: str, label: str) -> float
 
 
 def main() -> None:
-    cluster = start_cluster()
+    cluster = start_cluster(work=BUSY)
     results: dict[str, float] = {}
     with tempfile.TemporaryDirectory() as tmp, sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)

@@ -10,14 +10,46 @@ import faulthandler
 import re
 import shutil
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from lab import CHROMIUM_ARGS, DaskCluster, Lab, open_lab, start_cluster, start_lab, stop_cluster, stop_lab
 from playwright.sync_api import Browser, Page, sync_playwright
 
+_SHARED_CLUSTER = pytest.StashKey[DaskCluster]()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Under xdist, the controller starts the sample cluster once for all its workers.
+
+    It only runs work that the tests watch, so one serves them all: a cluster per worker cost the
+    browser suite a third of the machine's CPU (two schedulers, four worker processes).
+    """
+    if not hasattr(config, "workerinput") and (config.getoption("numprocesses", None) or 0) > 0:
+        config.stash[_SHARED_CLUSTER] = start_cluster()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    cluster = config.stash.get(_SHARED_CLUSTER, None)
+    if cluster is not None:
+        stop_cluster(cluster)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """xdist's hook: tell a worker where the controller's cluster is."""
+    cluster = node.config.stash.get(_SHARED_CLUSTER, None)
+    if cluster is not None:
+        node.workerinput["dashdock_sample_cluster"] = [cluster.dashboard, cluster.scheduler]
+
 
 @pytest.fixture(scope="session")
-def dask_cluster() -> Iterator[DaskCluster]:
+def dask_cluster(request: pytest.FixtureRequest) -> Iterator[DaskCluster]:
+    """The sample cluster: the controller's under xdist, else one of this session's own."""
+    shared = getattr(request.config, "workerinput", {}).get("dashdock_sample_cluster")
+    if shared:
+        yield DaskCluster(dashboard=shared[0], process=None, scheduler=shared[1])
+        return
     cluster = start_cluster()
     yield cluster
     stop_cluster(cluster)

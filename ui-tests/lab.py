@@ -65,7 +65,7 @@ def _wait_for_http(url: str, timeout: float = 60.0) -> None:
 @dataclass
 class DaskCluster:
     dashboard: str  # e.g. http://127.0.0.1:40123/status
-    process: subprocess.Popen[str]
+    process: subprocess.Popen[str] | None  # None: another process's (xdist's controller's)
     scheduler: str  # e.g. tcp://127.0.0.1:40125, for a client of the test's own
 
     @property
@@ -73,8 +73,25 @@ class DaskCluster:
         return self.dashboard.rsplit("/", 1)[0]
 
 
-def start_cluster(port: int = 0, pause: float = 0.2) -> DaskCluster:
-    """The sample cluster: a round of work every ``pause`` seconds."""
+@dataclass(frozen=True)
+class SampleWork:
+    """How hard the sample cluster works: a round every ``pause`` seconds, each an array of
+    ``size`` squared in ``blocks`` chunks a side, then 41 short sleeps."""
+
+    pause: float
+    size: int
+    blocks: int
+
+
+# What runs under the browser tests: plots with something in them, not a busy machine (a quarter
+# of a core on 2 cores, against half a core for BUSY).
+LIGHT = SampleWork(pause=0.5, size=600, blocks=3)
+# The busy cluster the benches measure panes on (about 190 tasks a round).
+BUSY = SampleWork(pause=0.2, size=1000, blocks=4)
+
+
+def start_cluster(port: int = 0, work: SampleWork = LIGHT) -> DaskCluster:
+    """The sample cluster, doing ``work`` until stopped."""
     process = subprocess.Popen(
         [
             sys.executable,
@@ -82,13 +99,11 @@ def start_cluster(port: int = 0, pause: float = 0.2) -> DaskCluster:
             "--dashboard-port",
             str(port),
             "--pause",
-            str(pause),
-            # A light round (about 150 tasks, mostly sleeps): this cluster runs under every
-            # browser test, which needs plots with something in them, not a busy machine.
+            str(work.pause),
             "--size",
-            "1000",
+            str(work.size),
             "--blocks",
-            "4",
+            str(work.blocks),
         ],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
@@ -113,7 +128,8 @@ def _terminate(process: subprocess.Popen) -> None:  # type: ignore[type-arg]
 
 
 def stop_cluster(cluster: DaskCluster) -> None:
-    _terminate(cluster.process)
+    if cluster.process is not None:
+        _terminate(cluster.process)
 
 
 @dataclass
