@@ -5,8 +5,8 @@ live_panes_cost.py's cluster), added to a Jupyter server with dashdock: every dr
 of the watcher's plot server. Pages are opened as a pane opens them (the proxy link, the view URL,
 the Bokeh websocket, the document pulled) 24 at a time, one of each drawn plot in turn, and closed
 together, as someone opening and closing 24 panes; ``OPENS`` in all. The watcher's RSS is read after
-one warm-up batch (every plot's page drawn once: Dask's and Bokeh's code loaded, the mirror read)
-and let go of, after the last batch, and then every ``SAMPLE_S`` while Bokeh lets go of the closed
+a warm-up (every plot's page drawn once: Dask's and Bokeh's code loaded, the mirror read) let go
+of, after the last batch, and then every ``SAMPLE_S`` while Bokeh lets go of the closed
 sessions (Bokeh ends a session 15 s after its last connection closed, and checks every 17 s).
 
 ``python bench/watcher_memory.py [opens] [--pace S]`` (1,000; about 5 minutes on 2 cores): batches back
@@ -97,9 +97,12 @@ def main(opens: int, pace: float) -> None:
                 rows.append([when, f"{mib:.1f}", f"{mib / base:.3f}x" if base else "-"])
                 return mib
 
-            asyncio.run(_batch([urls[i % len(urls)] for i in range(BATCH)]))  # warm-up: each page once
+            # Warm-up: every drawn plot's page once (more plots than a batch: the last ones load
+            # code and mirror state of their own on first drawing, which no later page adds again).
+            for first in range(0, len(urls), BATCH):
+                asyncio.run(_batch(urls[first : first + BATCH]))
             time.sleep(SETTLE_S)
-            base = sample("warm, 24 pages opened and let go of", 0.0)
+            base = sample(f"warm, each of the {len(urls)} pages opened and let go of", 0.0)
             done = 0
             while done < opens:
                 count = min(BATCH, opens - done)
