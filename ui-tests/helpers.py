@@ -13,6 +13,9 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 SIDEBAR = ".jp-dashdock-Sidebar"
 PANE = ".jp-dashdock-PlotPane"
 SPARE = ".jp-dashdock-SpareFrames iframe"
+# A pane's frame that shows its page: a pane waiting for a spare is named at once, in a frame
+# with no page yet that the spare replaces.
+PAGE_FRAME = "iframe[src]"
 
 
 def open_sidebar(page: Page) -> Locator:
@@ -38,7 +41,7 @@ def pane(page: Page, name: str) -> Locator:
 
 
 def pane_frame(page: Page, name: str) -> Frame:
-    handle = pane(page, name).locator("iframe").element_handle()
+    handle = pane(page, name).locator(PAGE_FRAME).element_handle()
     assert handle is not None
     frame = handle.content_frame()
     assert frame is not None

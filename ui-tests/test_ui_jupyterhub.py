@@ -83,7 +83,7 @@ def test_panes_work_through_the_hub_and_users_are_kept_apart(
     plot_item(alice, "Task Stream").click()
     wait_for_bokeh_plot(alice, "Task Stream")  # page, scripts and websocket through the hub's proxy
     # The pane's link (through the proxy link, checked against Alice's login) and where it led.
-    alice_link = (pane(alice, "Task Stream").locator("iframe").get_attribute("src") or "").split("?")[0]
+    alice_link = (pane(alice, "Task Stream").locator("iframe[src]").get_attribute("src") or "").split("?")[0]
     alice_view = pane_frame(alice, "Task Stream").url
     assert alice_link.startswith(f"{hub.url}user/alice/dashdock/proxy/"), alice_link
     assert alice_view.startswith(f"{hub.url}user/alice/dashdock/view/"), alice_view

@@ -53,7 +53,7 @@ def test_add_source_and_open_key_plots(browser: Browser, lab: Lab, dask_cluster:
         # Past the smallest pane size a plot opens as a tab (and pauses while hidden): show it.
         page.locator(".lm-DockPanel-tabBar .lm-TabBar-tab", has_text=name).click()
         wait_for_bokeh_plot(page, name)
-        src = pane(page, name).locator("iframe").get_attribute("src") or ""
+        src = pane(page, name).locator("iframe[src]").get_attribute("src") or ""
         assert f"{lab.base_url}dashdock/proxy/" in src, src
     screenshot(page, f"key-plots{lab.base_url.replace('/', '-')}")
 

@@ -26,7 +26,7 @@ from helpers import (
     wait_until,
 )
 from lab import DaskCluster, Lab, open_lab, screenshot, start_lab, stop_lab
-from playwright.sync_api import Browser, Frame, Page, expect
+from playwright.sync_api import Browser, Frame, Page, Route, expect
 
 
 @pytest.mark.parametrize("lab", ["/user/alice/"], indirect=True)
@@ -74,6 +74,55 @@ def test_a_second_pane_draws_in_the_spare_frame_tied_to_its_pane_and_themed(
         timeout=60_000,
     )
     assert "/individual-progress" in frame.url
+
+
+@pytest.mark.parametrize("lab", ["/user/alice/"], indirect=True)
+def test_a_pane_opened_while_its_spare_still_loads_waits_for_it_and_draws_in_it(
+    page: Page, lab: Lab, dask_cluster: DaskCluster
+) -> None:
+    """A pane opened a moment after another finds the next spare still loading: it takes that one
+    rather than load its page from nothing (which would be slower), and draws in it once ready."""
+    added: Any = lab.api("dashdock/api/sources", "POST", {"url": dask_cluster.dashboard})
+    # Progress drawn by dashdock from the start, so no pane reloads when its drawing begins.
+    wait_until(lambda: "/individual-progress" in _drawn_plots(lab, added["id"]), timeout=120)
+    held: list[Route] = []
+
+    def hold_the_spare(route: Route) -> None:
+        """The first spare's page waits until a pane has taken the spare."""
+        if not held and route.request.is_navigation_request():
+            held.append(route)
+        else:
+            route.continue_()
+
+    page.route("**/.dashdock/spare*", hold_the_spare)
+    open_sidebar(page)
+    page.locator(".jp-dashdock-Source", has_text=dask_cluster.root.split("//")[1]).click()
+    plot_item(page, "Task Stream").click()
+    wait_for_bokeh_plot(page, "Task Stream")
+    loading = page.locator(SPARE)
+    expect(loading).to_have_count(1)  # the next spare's frame, its page held
+    while not held:  # Playwright runs the route handler only while it is called
+        page.wait_for_timeout(100)
+    loading.evaluate("frame => { frame.dataset.testMark = 'the loading spare'; }")
+    assert loading.get_attribute("data-ready") is None
+
+    plot_item(page, "Progress").click()
+    # It took the spare and waits for it, named already: its own frame has no page.
+    waiting = pane(page, "Progress").locator("iframe")
+    expect(waiting).to_have_attribute("title", "Progress")
+    assert waiting.get_attribute("src") is None
+    held[0].continue_()
+    wait_for_bokeh_plot(page, "Progress")
+    iframe = pane(page, "Progress").locator("iframe")
+    assert iframe.get_attribute("data-test-mark") == "the loading spare"
+    assert iframe.get_attribute("aria-hidden") is None and iframe.get_attribute("title") == "Progress"
+    pane_id = pane(page, "Progress").get_attribute("id")
+    assert f"dashdock-pane={pane_id}" in pane_frame(page, "Progress").url
+
+
+def _drawn_plots(lab: Lab, source: str) -> list[str]:
+    listed: Any = lab.api("dashdock/api/sources")
+    return list(next((s for s in listed["sources"] if s["id"] == source), {}).get("drawnPlots", []))
 
 
 def _lost(lab: Lab, cluster: DaskCluster) -> int:

@@ -102,7 +102,7 @@ def _wait_for_page_theme(page: Page, name: str, theme: str) -> None:
 
 
 def _pixels(page: Page, name: str) -> Image.Image:
-    return Image.open(io.BytesIO(pane(page, name).locator("iframe").screenshot())).convert("RGB")
+    return Image.open(io.BytesIO(pane(page, name).locator("iframe[src]").screenshot())).convert("RGB")
 
 
 def _settled_pixels(page: Page, name: str) -> Image.Image:
@@ -234,7 +234,7 @@ def test_fine_performance_metrics_fills_its_pane(browser, lab: Lab, dask_cluster
     frame.wait_for_function(
         "() => [...Bokeh.documents[0].all_models].some(m => m.sizing_mode === 'stretch_both')"
     )
-    frame_box = pane(page, name).locator("iframe").bounding_box()
+    frame_box = pane(page, name).locator("iframe[src]").bounding_box()
     assert frame_box is not None
     # The lowest canvas Bokeh drew: the figures' bottom edge, once Bokeh has laid them out again.
     lowest_canvas = """() => {

@@ -30,7 +30,7 @@ def test_open_a_workers_page_from_the_selector(browser: Browser, lab: Lab, dask_
     name = f"System of {first.locator('.jp-dashdock-Worker-name').inner_text()}"
     wait_for_bokeh_plot(page, name)
     worker_pane = pane(page, name)
-    src = worker_pane.locator("iframe").get_attribute("src") or ""
+    src = worker_pane.locator("iframe[src]").get_attribute("src") or ""
     assert "/dashdock/proxy/127.0.0.1:" in src and "/system" in src, src
     # It follows its scheduler's health, so it is live rather than an unknown source.
     expect(worker_pane).to_have_attribute("data-status", "live")

@@ -35,9 +35,10 @@ const PREPARE_IDLE_TIMEOUT_MS = 1000;
 
 /**
  * A pane takes a spare that is still running BokehJS and waits this long for it (it is ahead of
- * a frame that starts loading now); one not ready by then is given up and the page loads the usual way.
+ * a frame that starts loading now, on a loaded machine too); one not ready by then is given up and
+ * the page loads the usual way. A spare's page is the view handler's own, so that is rare.
  */
-const READY_WAIT_MS = 2000;
+const READY_WAIT_MS = 5000;
 
 interface ISpare {
   frame: HTMLIFrameElement;

@@ -37,8 +37,10 @@ export class DashboardFrame extends IFrame {
     this._iframe = this.node.querySelector('iframe')!;
     this._title = options.title;
     this._page = options.url;
-    // A deferred frame is named when it gets its page, so that what finds a plot by its frame's
-    // name (people, tests) finds the frame that shows it.
+    // Named at once, a deferred frame too: a screen reader says what the pane will show while
+    // it waits for its spare (seconds on a loaded machine). Until then its frame has no page
+    // (no `src`); the spare that replaces it takes the name.
+    this._iframe.title = this._title;
     if (!options.deferred) {
       this.reload();
     }
