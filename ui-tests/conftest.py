@@ -1,19 +1,30 @@
 """The fixtures of the browser tests, made of the real parts in lab.py.
 
-Every browser context a test opens is closed when the test ends, passed or failed, so a failing
-test leaves no page running into the next one.
+Every page and browser context a test opens is closed when the test ends, passed or failed, so a
+failing test leaves no page running into the next one.
 """
 
 from __future__ import annotations
 
 import faulthandler
 import re
-import shutil
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from lab import CHROMIUM_ARGS, DaskCluster, Lab, open_lab, start_cluster, start_lab, stop_cluster, stop_lab
+from lab import (
+    CHROMIUM_ARGS,
+    DaskCluster,
+    Lab,
+    browser_executable,
+    open_lab,
+    start_cluster,
+    start_lab,
+    stop_cluster,
+    stop_lab,
+    warm_pages,
+    warm_profile,
+)
 from playwright.sync_api import Browser, Page, sync_playwright
 
 _SHARED_CLUSTER = pytest.StashKey[DaskCluster]()
@@ -64,17 +75,19 @@ def lab(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
 
 
 @pytest.fixture(scope="session")
-def browser() -> Iterator[Browser]:
-    executable = shutil.which("chromium") or "/usr/bin/chromium"
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
+    """Chromium, with the warm profile open_lab opens Lab pages in (lab.py warm_profile)."""
     with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
+        launched = playwright.chromium.launch(executable_path=browser_executable(), args=CHROMIUM_ARGS)
+        profile = warm_profile(launched, tmp_path_factory.mktemp("chromium-profile"))
         yield launched
+        profile.close()
         launched.close()
 
 
 @pytest.fixture
 def page(browser: Browser, lab: Lab, request: pytest.FixtureRequest) -> Page:
-    """Lab in a new browser context, on a workspace named after the test (closed with the test)."""
+    """Lab in a new page, on a workspace named after the test (closed with the test)."""
     workspace = re.sub(r"[^a-z0-9]+", "-", request.node.name.lower()).strip("-")[:60]
     return open_lab(browser, lab, workspace)
 
@@ -93,9 +106,12 @@ def _watchdog(request: pytest.FixtureRequest) -> Iterator[None]:
 
 @pytest.fixture(autouse=True)
 def _close_pages(request: pytest.FixtureRequest) -> Iterator[None]:
-    """The browser contexts a test opened (open_lab), closed when it ends, however it ends."""
+    """The pages and browser contexts a test opened (open_lab), closed when it ends, however it
+    ends (the warm profile stays open for the next test)."""
     yield
     if "browser" in request.fixturenames:
         browser: Browser = request.getfixturevalue("browser")
+        for page in warm_pages(browser):
+            page.close()
         for context in list(browser.contexts):
             context.close()

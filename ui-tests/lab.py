@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -19,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from page_log import keep_page_log
-from playwright.sync_api import Browser, Page
+from playwright.sync_api import Browser, BrowserContext, Page
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -34,6 +35,7 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
+VIEWPORT = {"width": 1500, "height": 950}
 
 
 def free_port() -> int:
@@ -223,10 +225,44 @@ def stop_lab(lab: Lab) -> None:
     _terminate(lab.process)
 
 
-def open_lab(browser: Browser, lab: Lab, workspace: str) -> Page:
-    """A new browser context on a named workspace, so tests do not share their layouts."""
-    context = browser.new_context(viewport={"width": 1500, "height": 950})
-    page = context.new_page()
+# Each browser's warm profile (see warm_profile), once the session has one.
+_warm_profiles: dict[Browser, BrowserContext] = {}
+
+
+def warm_profile(browser: Browser, profile_dir: Path) -> BrowserContext:
+    """A browser profile on disk that ``open_lab`` opens its pages in, as a user's browser does.
+
+    Lab's scripts then come from its disk cache already compiled, as on a user's second visit: a
+    fresh context compiled them again for every page, about 1.8 s of a core more per Lab load
+    (measured here: 5.1 against 3.3 CPU-s, 3.2 against 2.5 s to load). Its cookies and storage are
+    shared by the session's pages; each Lab has its own port, so its own origin.
+    """
+    context = browser.browser_type.launch_persistent_context(
+        str(profile_dir), executable_path=browser_executable(), args=CHROMIUM_ARGS, viewport=VIEWPORT
+    )
+    _warm_profiles[browser] = context
+    context.on("close", lambda _: _warm_profiles.pop(browser, None))
+    return context
+
+
+def warm_pages(browser: Browser) -> list[Page]:
+    profile = _warm_profiles.get(browser)
+    return list(profile.pages) if profile else []
+
+
+def browser_executable() -> str:
+    return shutil.which("chromium") or "/usr/bin/chromium"
+
+
+def open_lab(
+    browser: Browser, lab: Lab, workspace: str, viewport: tuple[int, int] | None = None, fresh: bool = False
+) -> Page:
+    """Lab on a named workspace (tests do not share their layouts), in a new page of the browser's
+    warm profile when it has one, else (or when ``fresh``) in a browser context of its own."""
+    profile = None if fresh else _warm_profiles.get(browser)
+    page = profile.new_page() if profile else browser.new_context(viewport=VIEWPORT).new_page()
+    if viewport:
+        page.set_viewport_size({"width": viewport[0], "height": viewport[1]})
     keep_page_log(page)
     page.set_default_timeout(30_000)
     page.goto(f"{lab.url}lab/workspaces/{workspace}?token={TOKEN}")

@@ -108,6 +108,6 @@ def test_metrics_from_a_notebook_dock_and_update_live(browser: Browser, lab: Lab
             listed = lab.api(f"dashdock/api/sources/{source['id']}/plots")
             assert isinstance(listed, dict)
             assert "answer" not in {plot["name"] for plot in listed["plots"]}
-            page.context.close()
+            page.close()
     finally:
         stop_cluster(cluster)

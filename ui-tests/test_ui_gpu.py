@@ -69,7 +69,7 @@ def test_gpu_plots_unfold_on_a_cluster_that_reports_gpus(
             wait_until(lambda: lab.api("dashdock/api/sources") and _gpus(lab, plain["id"]) == 0, timeout=120)
             expect(group).to_have_attribute("aria-expanded", "false")
             expect(group).to_contain_text("needs NVIDIA GPUs on the workers")
-            page.context.close()
+            page.close()
     finally:
         stop_cluster(cluster)
 

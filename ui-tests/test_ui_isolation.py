@@ -117,7 +117,7 @@ def test_a_hostile_source_in_a_pane_cannot_act_as_the_user(
     restored = pane_frame(page, "Evil")
     _assert_contained(_attacks(restored), lab, kernel, framed=True)
     _assert_lab_untouched(page, lab)
-    page.context.close()
+    page.close()
     lab.api(f"dashdock/api/sources/{source['id']}", "DELETE")
 
 
@@ -140,7 +140,7 @@ def test_a_hostile_bokeh_page_shown_in_a_spare_frame_cannot_act_as_the_user(
     # page stays in its pane.
     assert ready_spare(page).evaluate("() => window.__attacks === undefined")
     assert pane_frame(page, "Evil Bokeh").evaluate("() => window.__attacksDone === true")
-    page.context.close()
+    page.close()
     lab.api(f"dashdock/api/sources/{source['id']}", "DELETE")
 
 
@@ -203,7 +203,7 @@ def test_a_task_key_rendered_by_daskss_exceptions_plot_cannot_reach_the_lab(
         # ...but the script it ran stayed in the sandbox.
         assert page.evaluate("() => window.__x === undefined")
         screenshot(page, "exceptions-injection-contained")
-        page.context.close()
+        page.close()
     finally:
         client.close()
         cluster.close()
@@ -260,7 +260,7 @@ def test_a_task_key_in_the_exceptions_pane_can_send_nothing_out_nor_open_another
         frame.wait_for_function("() => (window.__blocked || 0) >= 4", timeout=45_000)
         assert listener.requests == [] and other.requests == []
         screenshot(page, "exceptions-exfiltration-blocked")
-        page.context.close()
+        page.close()
     finally:
         client.close()
         cluster.close()

@@ -55,7 +55,7 @@ def test_pane_reconnects_after_the_scheduler_restarts(browser: Browser, lab: Lab
         _expect_status(page, "Task Stream", "live", timeout=30_000)
         wait_for_bokeh_plot(page, "Task Stream")
         screenshot(page, "scheduler-back")
-        page.context.close()
+        page.close()
     finally:
         stop_cluster(cluster)
 
@@ -146,6 +146,6 @@ def test_bokeh_connection_notices_never_cover_a_pane(browser: Browser, lab: Lab)
             time.sleep(0.5)
         screenshot(page, "reconnecting-without-bokeh-toast")
         assert seen == [0] * len(seen), seen
-        page.context.close()
+        page.close()
     finally:
         stop_cluster(cluster)

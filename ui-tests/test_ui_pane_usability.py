@@ -15,12 +15,13 @@ from lab import (
     DaskCluster,
     Lab,
     free_port,
+    open_lab,
     screenshot,
     start_cluster,
     stop_cluster,
     wait_for_lab,
 )
-from page_log import frames_state, keep_page_log, page_log
+from page_log import frames_state, page_log
 from playwright.sync_api import Browser, Page, expect
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
@@ -32,13 +33,7 @@ CARD = ".jp-dashdock-ClusterCard"
 
 def _open_lab(browser: Browser, lab: Lab, workspace: str) -> Page:
     """Lab at 1600x1000, the size the issue measured at."""
-    context = browser.new_context(viewport={"width": 1600, "height": 1000})
-    page = context.new_page()
-    keep_page_log(page)
-    page.set_default_timeout(30_000)
-    page.goto(f"{lab.url}lab/workspaces/{workspace}?token={TOKEN}")
-    wait_for_lab(page)
-    return page
+    return open_lab(browser, lab, workspace, (1600, 1000))
 
 
 def _visible_pane_sizes(page: Page) -> dict[str, tuple[float, float]]:
@@ -277,11 +272,11 @@ def test_pane_toolbar_works_from_the_keyboard(browser: Browser, lab: Lab, dask_c
     # Enter on reload loads the page again (a mark left in the page is gone).
     page.keyboard.press("ArrowRight")  # Rewind
     page.keyboard.press("ArrowRight")  # Reload
-    frame = plot.locator("iframe").element_handle().content_frame()  # type: ignore[union-attr]
+    frame = plot.locator("iframe[src]").element_handle().content_frame()  # type: ignore[union-attr]
     assert frame is not None
     frame.evaluate("() => { window.dashdockMark = 1; }")
     page.keyboard.press("Enter")
-    reloaded = plot.locator("iframe").element_handle().content_frame()  # type: ignore[union-attr]
+    reloaded = plot.locator("iframe[src]").element_handle().content_frame()  # type: ignore[union-attr]
     assert reloaded is not None
     reloaded.wait_for_function("() => window.dashdockMark === undefined && !!window.Bokeh")
 
@@ -354,7 +349,7 @@ def test_a_reconnecting_pane_marks_its_plot_stale(browser: Browser, lab: Lab) ->
         expect(plot).to_have_attribute("data-status", "reconnecting", timeout=20_000)
         expect(stale).to_be_visible()
         expect(stale).to_contain_text("Stale: reconnecting")
-        opacity = plot.locator("iframe").evaluate("node => getComputedStyle(node).opacity")
+        opacity = plot.locator("iframe[src]").evaluate("node => getComputedStyle(node).opacity")
         assert float(opacity) < 0.5, opacity
         # The label sits over the plot, not over the toolbar, which stays usable.
         label, toolbar = stale.bounding_box(), plot.locator(".jp-Toolbar").bounding_box()
@@ -364,8 +359,8 @@ def test_a_reconnecting_pane_marks_its_plot_stale(browser: Browser, lab: Lab) ->
         cluster = start_cluster(port)
         expect(plot).to_have_attribute("data-status", "live", timeout=30_000)
         expect(stale).to_be_hidden()
-        assert plot.locator("iframe").evaluate("node => getComputedStyle(node).opacity") == "1"
+        assert plot.locator("iframe[src]").evaluate("node => getComputedStyle(node).opacity") == "1"
         wait_for_bokeh_plot(page, "Task Stream")
-        page.context.close()
+        page.close()
     finally:
         stop_cluster(cluster)

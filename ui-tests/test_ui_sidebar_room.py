@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 from helpers import add_source, open_sidebar, wait_until
-from lab import TOKEN, DaskCluster, Lab, screenshot, wait_for_lab
+from lab import DaskCluster, Lab, open_lab, screenshot, wait_for_lab
 from playwright.sync_api import Browser, Locator, Page, expect
 
 SECTIONS = ("Sources", "Plots", "Workers", "Clusters", "History")
@@ -54,12 +54,7 @@ def test_each_expanded_section_has_room(
     browser: Browser, lab: Lab, dask_cluster: DaskCluster, size: tuple[int, int]
 ) -> None:
     width, height = size
-    context = browser.new_context(viewport={"width": width, "height": height})
-    page = context.new_page()
-    page.set_default_timeout(30_000)
-    workspace = f"sidebar-room-{width}"
-    page.goto(f"{lab.url}lab/workspaces/{workspace}?token={TOKEN}")
-    wait_for_lab(page)
+    page = open_lab(browser, lab, f"sidebar-room-{width}", (width, height))
     sidebar = open_sidebar(page)
     add_source(page, dask_cluster.dashboard)
     expect(sidebar.locator(".jp-dashdock-Source")).to_have_count(1, timeout=30_000)
@@ -108,11 +103,7 @@ def test_each_expanded_section_has_room(
 
 
 def test_a_new_clusters_card_shows_its_controls_on_a_1000_px_screen(browser: Browser, lab: Lab) -> None:
-    context = browser.new_context(viewport={"width": 1600, "height": 1000})
-    page = context.new_page()
-    page.set_default_timeout(30_000)
-    page.goto(f"{lab.url}lab/workspaces/sidebar-room-cluster?token={TOKEN}")
-    wait_for_lab(page)
+    page = open_lab(browser, lab, "sidebar-room-cluster", (1600, 1000))
     sidebar = open_sidebar(page)
     section = sidebar.locator(".jp-dashdock-Clusters")
     section.locator('button[data-action="new"]').click()
