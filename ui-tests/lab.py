@@ -254,12 +254,10 @@ def browser_executable() -> str:
     return shutil.which("chromium") or "/usr/bin/chromium"
 
 
-def open_lab(
-    browser: Browser, lab: Lab, workspace: str, viewport: tuple[int, int] | None = None, fresh: bool = False
-) -> Page:
+def open_lab(browser: Browser, lab: Lab, workspace: str, viewport: tuple[int, int] | None = None) -> Page:
     """Lab on a named workspace (tests do not share their layouts), in a new page of the browser's
-    warm profile when it has one, else (or when ``fresh``) in a browser context of its own."""
-    profile = None if fresh else _warm_profiles.get(browser)
+    warm profile when it has one, else in a browser context of its own."""
+    profile = _warm_profiles.get(browser)
     page = profile.new_page() if profile else browser.new_context(viewport=VIEWPORT).new_page()
     if viewport:
         page.set_viewport_size({"width": viewport[0], "height": viewport[1]})
