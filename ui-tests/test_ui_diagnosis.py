@@ -7,7 +7,7 @@ import re
 import time
 
 from a11y import assert_accessible
-from distributed import Client
+from distributed import Client, get_task_stream
 from helpers import recorded_cluster, wait_until
 from lab import Lab, open_lab, screenshot
 from playwright.sync_api import Browser, expect
@@ -17,10 +17,13 @@ def test_the_history_view_says_why_a_window_took_so_long(browser: Browser, lab: 
     cluster = recorded_cluster(lab)
     with Client(cluster["scheduler"], timeout=30) as client:
         threads = sum(client.nthreads().values())
-        started = time.time()
-        client.gather(client.map(time.sleep, [0.2] * (5 * threads), pure=False))
-        client.submit(time.sleep, 3.0, pure=False).result()  # a straggler holds the end
-        ended = time.time()
+        with get_task_stream(client) as stream:
+            client.gather(client.map(time.sleep, [0.2] * (5 * threads), pure=False))
+            client.submit(time.sleep, 3.0, pure=False).result()  # a straggler holds the end
+    # The window as the workers stamped its tasks (their clocks' offset from the scheduler's, as
+    # they estimate it, shifts their times): the client's clock around the work can miss the first.
+    spans = [span for task in stream.data for span in task["startstops"]]
+    started, ended = min(s["start"] for s in spans), max(s["stop"] for s in spans)
 
     def recorded() -> bool:
         found = lab.api(f"dashdock/api/history/{cluster['source']}/diagnosis?start={started}&end={ended}")

@@ -46,6 +46,15 @@ def spin(seconds: float) -> float:
     return seconds
 
 
+def span_of(stream: list[dict[str, Any]]) -> tuple[float, float]:
+    """The window a computation's tasks ran in, as their workers reported it (and the recorder
+    stored it). A worker shifts its times by its estimate of its clock's offset from the
+    scheduler's, which a loaded machine's heartbeat latency puts off by tenths of a second: a
+    window read off the client's clock around the work can miss its first tasks."""
+    spans = [span for task in stream for span in task["startstops"]]
+    return min(span["start"] for span in spans), max(span["stop"] for span in spans)
+
+
 @dataclass
 class Recorded:
     cluster: LocalCluster
@@ -58,14 +67,14 @@ class Recorded:
     ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         """Runs ``work`` under Dask's task stream; once the recorder has its ``tasks`` (and, with
         ``settle``, Fine Performance Metrics read after it), the diagnosis of its window."""
-        start = time.time()
         async with get_task_stream(client=self.client) as stream:
             await work()
         end = time.time()
+        start, last = span_of(stream.data)
         deadline = time.monotonic() + RECORDED_WITHIN
         while True:
             found = await asyncio.to_thread(
-                diagnose_window, self.store, self.run, start, end, DiagnosisLimits()
+                diagnose_window, self.store, self.run, start, last, DiagnosisLimits()
             )
             if found["tasks"] >= tasks and (not settle or self._metrics_since(end)):
                 return found, stream.data

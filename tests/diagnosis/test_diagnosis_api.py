@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
-from _diagnosis_recording import nap, spin
+from _diagnosis_recording import nap, span_of, spin
 from _support import Jupyter
 from distributed import Client, get_task_stream
 
@@ -55,9 +55,8 @@ async def recorded_window(
 ) -> tuple[dict[str, Any], list[Any]]:
     """Run ``work`` (its tasks' stream entries back), then the diagnosis of its window once the
     recorder has all ``tasks`` of it."""
-    start = time.time()
     stream = await work()
-    end = time.time()
+    start, end = span_of(stream)
     found: dict[str, Any] = {}
 
     async def recorded() -> bool:
