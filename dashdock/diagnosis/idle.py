@@ -5,6 +5,8 @@ little parallel work, in that order.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from dashdock.diagnosis.found import Found, count
@@ -26,6 +28,9 @@ SCHEDULER_BUSY = 80.0
 # The scheduler's event loop is saturated when it ticks this rarely: Dask asks for a tick every
 # 20 ms, so it ran at most a fifth of them (its own work, or the GIL held by code in its process).
 LOOP_LAGGING = 0.1
+# The scheduler's event loop was held when its system monitor, which that loop runs on a fixed
+# cadence (Dask's twice a second), measured this much later than its cadence.
+LOOP_HELD = 0.5
 
 
 def idle_causes(found: Found) -> None:
@@ -88,7 +93,11 @@ def idle_causes(found: Found) -> None:
 
 def _tail_start(window: TaskWindow) -> float | None:
     """When the end's few running tasks were all that ran: going back from the end, the first time
-    more tasks ran than a quarter of the threads (or one). None when that never happened."""
+    more tasks ran than a quarter of the threads (or one). None when that never happened, or on a
+    single thread: a straggler idles the others, and there are none (two tasks seem to run at once
+    there only where Dask stamped one's stop a moment after the next one's start)."""
+    if window.thread_count <= 1:
+        return None
     allowed = max(1, int(TAIL_BUSY * window.thread_count))
     times = np.concatenate([window.tasks.stop, window.tasks.start])
     # Backwards, a stop is a task that runs before it (+1), a start one that ended (-1); at one
@@ -175,6 +184,12 @@ def _scheduler_bound(found: Found, idle: np.ndarray, counted: np.ndarray) -> np.
         if interval >= LOOP_LAGGING and _small_tasks_ran(window, since, until):
             slowest = max(slowest, interval)
             _mark(window, saturated, since, until)
+    # That figure is redone once a second and is high for about a second after a hold: a read
+    # landing later misses it. The monitor's every row is kept, so a beat it skipped is not missed.
+    for since, until, held in _monitor_gaps(window.scheduler_cpu):
+        if _small_tasks_ran(window, since, until):
+            slowest = max(slowest, held)
+            _mark(window, saturated, since, until)
     if not saturated.any():
         return saturated
     cells = saturated[None, :] & ~counted
@@ -211,6 +226,18 @@ def _stretches(samples: list[tuple[float, float]], first: float) -> list[tuple[f
     ]
 
 
+def _monitor_gaps(samples: list[tuple[float, float]]) -> list[tuple[float, float, float]]:
+    """(since, until, seconds late): where the scheduler's system monitor skipped beats. Its event
+    loop runs the monitor on a fixed cadence (the rows' usual spacing), so a row that came this
+    much later says the loop (or the whole process) was held that long, whatever its CPU figure."""
+    times = np.array([time_ for time_, _ in samples], dtype=float)
+    if len(times) < 3:
+        return []
+    steps = np.diff(times)
+    late = steps - float(np.median(steps))
+    return [(float(times[i]), float(times[i + 1]), float(late[i])) for i in np.nonzero(late >= LOOP_HELD)[0]]
+
+
 def _small_tasks_ran(window: TaskWindow, since: float, until: float) -> bool:
     """Whether the tasks running in [since, until] were small, or none ran. The monitor measures the
     scheduler's whole process, and workers in it (LocalCluster's processes=False) add their tasks'
@@ -222,9 +249,12 @@ def _small_tasks_ran(window: TaskWindow, since: float, until: float) -> bool:
 
 
 def _mark(window: TaskWindow, saturated: np.ndarray, since: float, until: float) -> None:
-    k0 = max(0, int((since - window.active[0]) / window.width))
-    k1 = min(len(saturated), int((until - window.active[0]) / window.width) + 1)
-    saturated[k0:k1] = True
+    """Marks the buckets [since, until] overlaps (none for a stretch before or after the work: a
+    negative end would count from the last bucket)."""
+    k0 = max(0, math.floor((since - window.active[0]) / window.width))
+    k1 = min(len(saturated), math.floor((until - window.active[0]) / window.width) + 1)
+    if k1 > k0:
+        saturated[k0:k1] = True
 
 
 def _overhead(found: Found, scheduler_saturated: np.ndarray) -> float:

@@ -179,6 +179,28 @@ def test_a_scheduler_loop_that_ticks_rarely_is_scheduler_bound(store: HistorySto
     assert 28 < top["lost_seconds"] < 36, top
 
 
+def test_a_scheduler_loop_held_between_two_reads_is_scheduler_bound(store: HistoryStore) -> None:
+    # The recorder read the loop's figure when it was back to 20 ms; the monitor, which that loop
+    # runs twice a second, skipped 3 s of beats (its CPU figure stayed low: no core for it).
+    rows = [(T0 + 0.5 + i / 2, 30.0) for i in range(8)] + [(T0 + 7.5 + i / 2, 30.0) for i in range(8)]
+    store.add_scheduler_samples(RUN, rows, [(T0 + 1 + i, 0.02) for i in range(11)])
+    tasks = back_to_back(0.05, 60) + back_to_back(0.05, 60, at=T0 + 7.6)  # to T0 + 4.06, and again
+    (top, *_) = window_findings(store, sorted(tasks, key=lambda t: t.start))
+    assert top["kind"] == "scheduler-bound", top
+    assert top["evidence"]["loop_interval_max"] == 3.0, top  # 3.5 s apart where 0.5 is usual
+    # Every thread idle through the hold: 4 threads x 3.5 s, with nothing else counted as held.
+    assert 13 < top["lost_seconds"] < 16, top
+
+
+def test_a_busy_scheduler_before_the_window_is_not_its_finding(store: HistoryStore) -> None:
+    # The monitor's last figure before the work began was a busy one; within it, the scheduler was
+    # at ease.
+    rows = [(T0 + 0.5, 100.0)] + [(T0 + 1 + i / 2, 30.0) for i in range(22)]
+    store.add_scheduler_samples(RUN, rows, [(T0 + 5, 0.021)])
+    (top, *_) = window_findings(store, back_to_back(0.01, 200, gap=0.04))
+    assert top["kind"] == "small-tasks", top
+
+
 def test_a_scheduler_at_ease_leaves_the_gaps_to_per_task_overhead(store: HistoryStore) -> None:
     store.add_scheduler_samples(RUN, [(T0 + 0.5 + i / 2, 30.0) for i in range(24)], [(T0 + 5, 0.021)])
     (top, *_) = window_findings(store, back_to_back(0.01, 200, gap=0.04))
@@ -232,5 +254,22 @@ def test_one_long_task_alone_is_low_parallelism_not_imbalance(tmp_path: Path) ->
         (top, *_) = window_findings(store, [task(1, (A, 1), T0 + 1, 4.0)])
         assert top["kind"] == "low-parallelism", top
         assert abs(top["share"] - 0.5) < 0.01  # one thread of two idle
+    finally:
+        store.close()
+
+
+def test_a_single_thread_has_no_straggler(tmp_path: Path) -> None:
+    # One worker of one thread: Dask stamps a task's stop a moment after the next one's start, so
+    # two tasks seem to overlap once; the gaps after that are not a straggler idling other threads
+    # (there are none). Without the rule, 1.5 s of gaps read as a straggler.
+    store = HistoryStore.open(tmp_path / "single.db")
+    store.begin_run(Run(RUN, "fedcba987654", "Cluster 1", "tcp://127.0.0.1:1", T0, T0 + 100))
+    store.add_events(RUN, [Event(T0, "worker-joined", A, {"at_start": True, "threads": 1})])
+    tasks = [task(n, (A, 1), T0 + 1 + n * 0.505, 0.5) for n in range(10)]
+    tasks.append(task(10, (A, 1), tasks[-1].stop - 0.003, 0.4))  # stamped 3 ms into the one before
+    tasks += [task(11 + n, (A, 1), T0 + 7 + n * 0.65, 0.5) for n in range(10)]  # 150 ms gaps
+    try:
+        found = window_findings(store, tasks)
+        assert "straggler" not in [f["kind"] for f in found], found
     finally:
         store.close()
