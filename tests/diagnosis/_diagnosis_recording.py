@@ -49,7 +49,7 @@ def spin(seconds: float) -> float:
 def span_of(stream: list[dict[str, Any]]) -> tuple[float, float]:
     """The window a computation's tasks ran in, as their workers reported it (and the recorder
     stored it). A worker shifts its times by its estimate of its clock's offset from the
-    scheduler's, which a loaded machine's heartbeat latency puts off by tenths of a second: a
+    scheduler's, which a loaded machine's heartbeat latency puts off by tens of milliseconds: a
     window read off the client's clock around the work can miss its first tasks."""
     spans = [span for task in stream for span in task["startstops"]]
     return min(span["start"] for span in spans), max(span["stop"] for span in spans)
