@@ -22,6 +22,7 @@ import json
 import re
 import time
 import urllib.request
+from typing import Any
 from urllib.parse import urljoin
 
 from _common import TOKEN, JupyterServer, heading, table
@@ -35,6 +36,7 @@ OPENS = 1000
 BATCH = 24  # panes open at once
 SETTLE_S = 75.0  # Bokeh's session expiry (15 s, checked every 17 s) twice over, and a collection
 SAMPLE_S = 15.0
+CLOSE_TIMEOUT_S = 30.0
 _SESSION_TOKEN = re.compile(r'"token"\s*:\s*"([^"]+)"')
 
 
@@ -64,8 +66,15 @@ async def _open_page(url: str) -> object:
 
 async def _batch(urls: list[str]) -> None:
     connections = await asyncio.gather(*(_open_page(url) for url in urls))
-    for connection in connections:
-        connection.close()  # type: ignore[attr-defined]
+    await asyncio.gather(*(_close_page(connection) for connection in connections))
+
+
+async def _close_page(connection: Any) -> None:
+    """Closed as a browser closes a pane's websocket: the closing handshake done, so the server
+    sees it closed now (a socket left to this process's collector could keep its page alive)."""
+    connection.close()
+    while await asyncio.wait_for(connection.read_message(), CLOSE_TIMEOUT_S) is not None:
+        pass
 
 
 def _mib(server: JupyterServer) -> float:

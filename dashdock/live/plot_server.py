@@ -41,7 +41,7 @@ from tornado.web import RequestHandler
 from dashdock.live.give_back import give_back
 from dashdock.live.mirror import SchedulerMirror, seen
 from dashdock.live.plots import DRAWN, RUN_ARGUMENT, SECRET_HEADER, WATCHED_PARTS, below
-from dashdock.live.stale import watch_freshness
+from dashdock.live.stale import CHECK_EVERY_MS, watch_freshness
 from dashdock.live.text_only import as_text
 
 log = logging.getLogger("dashdock.recorder")  # its stderr is the Jupyter server's
@@ -71,8 +71,13 @@ TIME_SERIES = (
 )
 # Bokeh's Document.destroy runs a full gc.collect() for each page it lets go of (5-6 s after its
 # pane closed, all expired pages together): 24 closed panes cost this process 2.4 s of CPU, on the
-# cores the workers use. One collection that long after the first does the same work once.
-COLLECT_AFTER_S = 1.0
+# cores the workers use. One collection does the same work once, if it comes late enough: a page
+# is garbage only when its stopped periodic callbacks have woken from their last sleep (Bokeh's
+# _AsyncPeriodic), up to the longest period after (stale.py's 1 s check). A collection any sooner
+# left the last pages let go of as garbage in the oldest generation, which Python's own collector
+# seldom scans in a quiet process: half the runs of 2,000 opens kept 8 pages and 1.35x the
+# baseline RSS, their few objects pinning 25 MB of the heap (bench/watcher_memory.py).
+COLLECT_AFTER_S = 2 * CHECK_EVERY_MS / 1000
 # Bokeh keeps a page's session 15 s after its last connection closed (checked every 17 s), so a
 # client could come back to it; a pane never does (it loads the page again), and every page kept
 # holds its document (~0.3 MB): 240 panes opened and closed in a minute held 70 MB, which the
@@ -86,25 +91,33 @@ FAILED_PAGE = "dashdock could not draw this plot from the recording (see the ser
 
 
 class _CoalescedCollect:
-    """Stands for the ``gc`` module in Bokeh's document module: its ``collect()`` asks for one
-    collection ``COLLECT_AFTER_S`` later, however many pages are let go of meanwhile. The cycles a
-    page leaves are freed all the same (and by Python's own collector if not here)."""
+    """Stands for the ``gc`` module in Bokeh's document module: its ``collect()`` asks for a
+    collection at least ``COLLECT_AFTER_S`` after it, one for however many pages are let go of
+    meanwhile; a page let go of while one is due gets another, later one, if the due one comes
+    too soon for it."""
 
     def __init__(self, loop: IOLoop) -> None:
         self._loop = loop
         self._due = False
+        self._asked_at = 0.0  # when a page was last let go of (time.monotonic)
 
     def collect(self, generation: int = 2) -> int:
+        self._asked_at = time.monotonic()
         if not self._due:
             self._due = True
             self._loop.add_callback(self._collect_soon)  # thread-safe, as Bokeh may call it anywhere
         return 0
 
     async def _collect_soon(self) -> None:
-        await asyncio.sleep(COLLECT_AFTER_S)
-        self._due = False
-        gc.collect()
-        give_back()
+        while True:
+            await asyncio.sleep(max(0.0, self._asked_at + COLLECT_AFTER_S - time.monotonic()))
+            covered = time.monotonic() - COLLECT_AFTER_S  # pages let go of before this are garbage
+            self._due = False
+            gc.collect()
+            give_back()
+            if self._asked_at <= covered or self._due:  # none since, or a new call already asked
+                return
+            self._due = True
 
     def __getattr__(self, name: str) -> Any:
         return getattr(gc, name)
