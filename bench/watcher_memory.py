@@ -7,7 +7,8 @@ the Bokeh websocket, the document pulled) 24 at a time, one of each drawn plot i
 together, as someone opening and closing 24 panes; ``OPENS`` in all. The watcher's RSS is read after
 a warm-up (every plot's page drawn once: Dask's and Bokeh's code loaded, the mirror read) let go
 of, after the last batch, and then every ``SAMPLE_S`` while Bokeh lets go of the closed
-sessions (Bokeh ends a session 15 s after its last connection closed, and checks every 17 s).
+sessions (the plot server ends a session 5 s after its last connection closed, checking every
+second, and collects what closed pages left 2 s after the last).
 
 ``python bench/watcher_memory.py [opens] [--pace S]`` (1,000; about 5 minutes on 2 cores): batches back
 to back, or ``S`` seconds apart (someone opening and closing 24 panes every S seconds). Target: the
@@ -34,7 +35,7 @@ from dashdock.live.plots import DRAWN
 
 OPENS = 1000
 BATCH = 24  # panes open at once
-SETTLE_S = 75.0  # Bokeh's session expiry (15 s, checked every 17 s) twice over, and a collection
+SETTLE_S = 75.0  # well past session expiry (5 s) and the collection after it (2 s), with room to spare
 SAMPLE_S = 15.0
 CLOSE_TIMEOUT_S = 30.0
 _SESSION_TOKEN = re.compile(r'"token"\s*:\s*"([^"]+)"')
