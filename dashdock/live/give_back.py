@@ -7,7 +7,8 @@ baseline. So the watcher allocates with the C library's malloc (``PYTHONMALLOC=m
 history/supervision.py when it starts it), and after each collection of closed pages asks glibc
 to return the free pages inside its heap too (``malloc_trim``, which releases pages in the middle
 of the heap, not only its top): 17 % above, 15 s after the last page closed
-(bench/watcher_memory.py). Nothing is done where there is no glibc.
+(bench/watcher_memory.py). Once pages stop closing it asks once more (plot_server.py
+``SETTLE_AFTER_S``). Nothing is done where there is no glibc.
 """
 
 from __future__ import annotations

@@ -4,6 +4,7 @@ late enough for the last of them, and often enough while panes keep closing."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import time
 import weakref
@@ -12,6 +13,7 @@ from collections.abc import Iterator
 import pytest
 from tornado.ioloop import IOLoop
 
+from dashdock.live import plot_server
 from dashdock.live.plot_server import COLLECT_AFTER_S, _CoalescedCollect
 from dashdock.live.stale import CHECK_EVERY_MS
 
@@ -79,3 +81,33 @@ def test_pages_let_go_of_all_the_time_are_still_collected(monkeypatch: pytest.Mo
 
     churn_ended = asyncio.run(scenario())
     assert [at for at in collections if at < churn_ended], "no collection while pages kept being let go of"
+
+
+def test_the_heap_is_given_back_once_more_after_the_last_page(monkeypatch: pytest.MonkeyPatch) -> None:
+    given_back: list[float] = []
+    settle_after = 0.5
+
+    async def scenario() -> None:
+        gave = asyncio.Event()
+
+        def counted() -> None:
+            given_back.append(time.monotonic())
+            gave.set()
+
+        async def next_give_back() -> None:
+            gave.clear()
+            await asyncio.wait_for(gave.wait(), COLLECT_AFTER_S + settle_after + 10)
+
+        monkeypatch.setattr(plot_server, "give_back", counted)
+        collector = _CoalescedCollect(IOLoop.current(), settle_after)
+        collector.collect()
+        await next_give_back()  # the collection's
+        collector.collect()  # another pane closed after it, before the heap settled
+        await next_give_back()  # that page's collection
+        await next_give_back()  # the heap settling
+        with contextlib.suppress(TimeoutError):  # none more without a page let go of
+            await asyncio.wait_for(next_give_back(), 2 * settle_after)
+
+    asyncio.run(scenario())
+    assert len(given_back) == 3, f"{len(given_back)} give-backs: expected two collections' and one settling"
+    assert given_back[2] - given_back[1] >= settle_after, "the heap settled before the last collection"
