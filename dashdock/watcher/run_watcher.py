@@ -216,7 +216,7 @@ class RunWatcher:
             self.restarted = True
             raise Ended(str(e)) from None
         self.alerts.answered(now)
-        self.mirror_answered(now)
+        self.mirror_answered(time.time())  # a slow answer is still fresh when it comes
         self._gather(records, missed)
         read, self.between = self.between, TasksRead()
         tasks, events, missed = read.tasks, read.events, read.missed
