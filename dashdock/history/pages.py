@@ -235,6 +235,9 @@ def _memory(store: PageReads, run: Run, whole: Window, window: Window, limits: P
         else:
             others.add(sample.worker)
     worker_plot = figure("Process memory by worker", x_range, tools="xpan,xwheel_zoom,reset")
+    # From zero, as the total above: fitted to a worker whose memory barely moved, the axis spans
+    # a few kilobytes and every tick reads the same "80.5 MiB".
+    worker_plot.y_range.start = 0
     step = max((window.last - window.first) / limits.memory_points, 1e-3)
     for i, (worker, own) in enumerate(sorted(by_worker.items())):
         # Each worker's last sample per bucket: at most memory_points points, whatever the window.

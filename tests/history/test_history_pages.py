@@ -196,6 +196,27 @@ def test_memory_shows_each_worker_and_the_total(store: HistoryStore) -> None:
     assert "2 workers" in page
 
 
+def _figures(value: Any) -> Iterator[dict[str, Any]]:
+    """The attributes of every figure in an embedded document."""
+    if isinstance(value, dict):
+        if value.get("name") == "Figure" and isinstance(value.get("attributes"), dict):
+            yield value["attributes"]
+        for inner in value.values():
+            yield from _figures(inner)
+    elif isinstance(value, list):
+        for inner in value:
+            yield from _figures(inner)
+
+
+def test_each_workers_memory_is_drawn_from_zero(store: HistoryStore) -> None:
+    """A worker whose memory barely moves is a flat line, not an axis of ticks that all read alike."""
+    document = document_of(history_page(store, RUN, "memory", T0 + 25, T0 + 35, ASSETS))
+    (by_worker,) = [
+        f for f in _figures(document) if f["title"]["attributes"]["text"] == "Process memory by worker"
+    ]
+    assert by_worker["y_range"].get("attributes", {}).get("start") == 0, by_worker["y_range"]
+
+
 def test_a_window_reaching_back_before_its_run_shows_the_sources_earlier_run(store: HistoryStore) -> None:
     # The scheduler was replaced at 45 s (a restart): a new run of the same source, and one of another.
     later = "abcabcabcabc"
