@@ -65,6 +65,25 @@ def wait_for_bokeh_plot(page: Page, name: str) -> None:
     frame.locator("canvas").first.wait_for(state="visible", timeout=45_000)
 
 
+def history_frame(locator: Locator) -> Frame:
+    """The page inside a History view or pane (``locator``)."""
+    handle = locator.locator("iframe").element_handle()
+    assert handle is not None
+    frame = handle.content_frame()
+    assert frame is not None
+    return frame
+
+
+def wait_for_history_plot(locator: Locator) -> None:
+    """A History view or pane (``locator``) shows its Bokeh document, drawn on a visible canvas."""
+    frame = history_frame(locator)
+    frame.wait_for_function(
+        "() => window.Bokeh && Bokeh.documents.length > 0 && Bokeh.documents[0].roots().length > 0",
+        timeout=60_000,
+    )
+    frame.locator("canvas").first.wait_for(state="visible", timeout=60_000)
+
+
 def drag_to(page: Page, source: Locator, x: float, y: float) -> None:
     """Press on `source` (scrolled into sight first, as a user would), move past the drag
     threshold in small steps, release at (x, y)."""

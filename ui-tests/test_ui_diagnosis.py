@@ -8,7 +8,7 @@ import time
 
 from a11y import assert_accessible
 from distributed import Client, get_task_stream
-from helpers import recorded_cluster, wait_until
+from helpers import recorded_cluster, wait_for_history_plot, wait_until
 from lab import Lab, open_lab, screenshot
 from playwright.sync_api import Browser, expect
 
@@ -57,4 +57,7 @@ def test_the_history_view_says_why_a_window_took_so_long(browser: Browser, lab: 
     expect(label).not_to_have_text(before)
     stream = page.locator(".jp-dashdock-HistoryPane[data-dashdock-page='task-stream']")
     expect(stream).to_be_visible(timeout=30_000)
+    expect(page.locator(".jp-dashdock-HistoryPane")).to_have_count(3)  # with Progress and Workers Memory
+    for pane in page.locator(".jp-dashdock-HistoryPane").all():
+        wait_for_history_plot(pane)
     screenshot(page, "history-finding-chosen")

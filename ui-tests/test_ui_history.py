@@ -8,31 +8,14 @@ from pathlib import Path
 
 from a11y import assert_accessible
 from distributed import Client
-from helpers import live_run, open_sidebar, recorded_cluster, wait_until
+from helpers import history_frame, live_run, open_sidebar, recorded_cluster, wait_for_history_plot, wait_until
 from lab import Lab, open_lab, screenshot
-from playwright.sync_api import Browser, Frame, Locator, Page, expect
+from playwright.sync_api import Browser, Locator, Page, expect
 
 SECTION = ".jp-dashdock-History"
 VIEW = ".jp-dashdock-HistoryView"
 PAGES = ("Task Stream", "Progress", "Workers Memory")
 TASKS = 120
-
-
-def _frame(locator: Locator) -> Frame:
-    handle = locator.locator("iframe").element_handle()
-    assert handle is not None
-    frame = handle.content_frame()
-    assert frame is not None
-    return frame
-
-
-def _wait_for_bokeh(locator: Locator) -> None:
-    frame = _frame(locator)
-    frame.wait_for_function(
-        "() => window.Bokeh && Bokeh.documents.length > 0 && Bokeh.documents[0].roots().length > 0",
-        timeout=60_000,
-    )
-    frame.locator("canvas").first.wait_for(state="visible", timeout=60_000)
 
 
 def _history_pane(page: Page, name: str) -> Locator:
@@ -74,7 +57,7 @@ def test_a_recorded_run_is_browsed_by_window_and_exported(browser: Browser, lab:
     page.keyboard.press("Enter")
     view = page.locator(VIEW)
     expect(view).to_be_visible()
-    _wait_for_bokeh(view)
+    wait_for_history_plot(view)
     label = view.locator(".jp-dashdock-HistoryView-window")
 
     # A window posted by anything but the view's own page is ignored, however well formed.
@@ -99,7 +82,7 @@ def test_a_recorded_run_is_browsed_by_window_and_exported(browser: Browser, lab:
 
     # The page chooses the window of the work (as its brush does); the toolbar says it.
     start, end = before - 1, after + 1
-    _frame(view).evaluate(
+    history_frame(view).evaluate(
         "([start, end]) => window.parent.postMessage({type: 'dashdock:history-window', start, end}, '*')",
         [start, end],
     )
@@ -113,7 +96,7 @@ def test_a_recorded_run_is_browsed_by_window_and_exported(browser: Browser, lab:
     for name in PAGES:
         pane = _history_pane(page, name)
         expect(pane).to_have_count(1)
-        _wait_for_bokeh(pane)
+        wait_for_history_plot(pane)
     tab = page.locator(".lm-TabBar-tab", has_text="Task Stream · Cluster 1")
     expect(tab).to_have_count(1)
     screenshot(page, "history-window-panes")
