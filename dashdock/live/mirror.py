@@ -17,7 +17,7 @@ import asyncio
 import time
 import weakref
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from distributed.diagnostics.task_stream import TaskStreamPlugin
@@ -119,12 +119,18 @@ class SchedulerMirror:
         """As ``Scheduler.memory``: the workers' memory summed."""
         return MemoryState.sum(*(ws.memory for ws in self.workers.values()))
 
-    def update_state(self, raw: object) -> bool:
+    def update_state(self, raw: object, kept: Collection[str] = ()) -> bool:
         """The scheduler's answer to ``dashdock_plot_state``; False (nothing changed) when it is
-        not a state."""
+        not a state. ``kept``: watched parts not asked for this time (plots.PART_EVERY_S), whose
+        last answer stands."""
         state: MirroredState | None = read_state(raw)
         if state is None:
             return False
+        if "memory_by_key" in kept:
+            for address, worker in state.workers.items():
+                known = self.workers.get(address)
+                if known is not None:
+                    worker.has_what = known.has_what
         self.workers, self.idle, self.saturated = state.workers, state.idle, state.saturated
         self.task_prefixes, self.total_nthreads = state.task_prefixes, state.total_nthreads
         self.bandwidth, self.bandwidth_types = state.bandwidth, state.bandwidth_types

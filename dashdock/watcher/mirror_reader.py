@@ -9,10 +9,12 @@ recording: those plots are Dask's pages again.
 
 from __future__ import annotations
 
+import math
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from dashdock.live.plots import WATCHED_PARTS
+from dashdock.live.plots import PART_EVERY_S, WATCHED_PARTS
 from dashdock.watcher.comm import HandlerFailed
 from dashdock.watcher.scheduler import Scheduler
 
@@ -47,6 +49,7 @@ class MirrorReader:
         self.asked = False  # whether the scheduler was asked yet whether it offers its state
         self.monitor_written = 0  # the scheduler monitor's rows written (its count then)
         self.state_read = 0  # the mirror's changes when the loop's tick interval was written
+        self.part_asked: dict[str, float] = {}  # when each part of PART_EVERY_S was last asked
 
     async def read(self, tick: int) -> None:
         """One tick's read; raises SchedulerError when the scheduler cannot be asked at all."""
@@ -64,7 +67,7 @@ class MirrorReader:
                     self.emit({"event": "state", "run_id": self.run_id, "offered": False})
                 self.asked = True
                 return
-        parts = [part for part, path in WATCHED_PARTS.items() if self.mirror.watched(path)]
+        parts, kept = self._parts(time.monotonic())
         try:
             state = await self.scheduler.plot_state(
                 self.mirror.exceptions_since,
@@ -80,9 +83,24 @@ class MirrorReader:
             self.emit({"event": "state", "run_id": self.run_id, "offered": False, "message": str(e)})
             return
         self.mirror.offers_state = True
-        if self.mirror.update_state(state) and not self.shown:
+        if self.mirror.update_state(state, kept) and not self.shown:
             self.shown = True  # the server may now send the plots that need it here
             self.emit({"event": "state", "run_id": self.run_id, "offered": True})
+
+    def _parts(self, now: float) -> tuple[list[str], list[str]]:
+        """The costlier parts to ask for now (their plots are watched), and those watched but asked
+        for too recently (PART_EVERY_S), whose last answer the mirror keeps."""
+        parts: list[str] = []
+        kept: list[str] = []
+        for part, path in WATCHED_PARTS.items():
+            if not self.mirror.watched(path):
+                self.part_asked.pop(part, None)  # asked at once when a page of it opens again
+            elif now < self.part_asked.get(part, -math.inf) + PART_EVERY_S.get(part, 0.0):
+                kept.append(part)
+            else:
+                parts.append(part)
+                self.part_asked[part] = now
+        return parts, kept
 
     async def _installed(self) -> bool:
         """Adds dashdock's plugin (kernel/state_plugin.py), once: whether the scheduler offers its

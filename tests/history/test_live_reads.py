@@ -8,6 +8,7 @@ page is "open" as the plot server sees it: a document whose Bokeh session is abo
 from __future__ import annotations
 
 import asyncio
+import itertools
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -24,8 +25,10 @@ from dashdock.alerts.detection import AlertLimits, AlertWatch
 from dashdock.history.model import Run
 from dashdock.history.run_writes import Writer
 from dashdock.history.store import HistoryStore
+from dashdock.kernel.plot_state import OP as PLOT_STATE_OP
 from dashdock.kernel.plot_state import offer as offer_plot_state
 from dashdock.live.mirror import SchedulerMirror
+from dashdock.live.plots import PART_EVERY_S
 from dashdock.watcher.limits import Limits
 from dashdock.watcher.run_watcher import RunWatcher
 
@@ -118,3 +121,40 @@ async def test_an_open_page_gets_tasks_between_ticks_and_the_store_gets_each_onc
     # Stopping ticks once more: the live reads' tasks and the rest are written then.
     recorded = [task.key for task in HistoryStore.open(tmp_path / "history.db").tasks(w.run.id)]
     assert sorted(recorded) == sorted(seen_live | later)  # each once, the live reads' too
+
+
+async def test_memory_by_key_is_asked_for_at_dasks_pace_and_its_counts_stay_between(tmp_path: Path) -> None:
+    """Memory by key's pass over every task in memory is the costliest part of a read: asked for
+    no more often than Dask's page of it redraws (500 ms), while the rest of the state is read for
+    the open page more often, and the page never sees its counts drop in between."""
+    async with watched_cluster(tmp_path) as w:
+        scheduler = w.client.cluster.scheduler  # type: ignore[union-attr]
+        answer = scheduler.handlers[PLOT_STATE_OP]
+        asked: list[tuple[float, bool]] = []  # when, and whether Memory by key's part was asked
+
+        def recorded(comm: Any = None, **arguments: Any) -> Any:
+            asked.append((time.monotonic(), "memory_by_key" in (arguments.get("parts") or ())))
+            return answer(comm, **arguments)
+
+        scheduler.handlers[PLOT_STATE_OP] = recorded
+        held = w.client.map(lambda i: i, range(200), key=[f"held-{i}" for i in range(200)])
+        await wait(held)
+
+        def counted() -> int:
+            return sum(len(worker.has_what) for worker in w.mirror.workers.values())
+
+        page = _Page()  # the mirror holds its pages weakly: this one stays open until the end
+        w.mirror.viewing("/individual-memory-by-key", page)
+        assert await _eventually(lambda: counted() == 200), counted()
+        first = len(asked)
+        dropped = 0
+        while sum(part for _, part in asked[first:]) < 3:  # the part asked for twice more
+            dropped += counted() != 200
+            await asyncio.sleep(0.01)
+            assert len(asked) - first < 1000, "Memory by key's part was not asked for again"
+        window = asked[first - 1 :]
+        with_part = [at for at, part in window if part]
+        assert dropped == 0, f"the page saw its counts drop {dropped} times between two answers"
+        assert len(window) > len(with_part), "the rest of the state was not read in between"
+        gaps = [later - earlier for earlier, later in itertools.pairwise(with_part)]
+        assert min(gaps) >= PART_EVERY_S["memory_by_key"], gaps
