@@ -158,3 +158,28 @@ async def test_memory_by_key_is_asked_for_at_dasks_pace_and_its_counts_stay_betw
         assert len(window) > len(with_part), "the rest of the state was not read in between"
         gaps = [later - earlier for earlier, later in itertools.pairwise(with_part)]
         assert min(gaps) >= PART_EVERY_S["memory_by_key"], gaps
+
+
+async def test_a_live_read_that_lost_nothing_is_one_call_to_the_scheduler(tmp_path: Path) -> None:
+    """Reads for an open page come ten times a second: while the record read last still comes
+    first, the scheduler is not asked for its counter too."""
+    async with watched_cluster(tmp_path) as w:
+        scheduler = w.client.cluster.scheduler  # type: ignore[union-attr]
+        calls: dict[str, int] = {"get_task_stream": 0, "get_task_stream_index": 0}
+        for op in calls:
+            handler = scheduler.handlers[op]
+
+            def counted(*args: Any, op: str = op, handler: Any = handler, **kwargs: Any) -> Any:
+                calls[op] += 1
+                return handler(*args, **kwargs)
+
+            scheduler.handlers[op] = counted
+        page = _Page()
+        w.mirror.viewing(PATH, page)
+        seen_live = await _computed(w.client, "one-call", 20)
+        assert await _eventually(lambda: seen_live <= w.mirrored()), seen_live - w.mirrored()
+        # From here on the last record read is known: ten more reads, one call each.
+        before = dict(calls)
+        await _computed(w.client, "more", 5)
+        assert await _eventually(lambda: calls["get_task_stream"] >= before["get_task_stream"] + 10), calls
+        assert calls["get_task_stream_index"] == before["get_task_stream_index"], (before, calls)
