@@ -55,16 +55,21 @@ test-deps: $(TEST_INSTALLED)
 # A virtual environment with dashdock installed in development mode (the build compiles the
 # frontend with jlpm, which ships with jupyterlab) and the lab extension linked into it: what
 # `make demo` runs, nothing more.
+# Once the extension is linked, a reinstall writes the wheel's install.json through the link into
+# the build, and the next reinstall then finds two files for one path in the wheel and fails.
+DEVELOP_COPY := dashdock/labextension/install.json
 $(INSTALLED): pyproject.toml package.json yarn.lock
 	test -x $(BIN)/python || python3 -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q "jupyterlab>=4.1,<5" "hatchling>=1.5" "hatch-jupyter-builder>=0.5" editables
+	rm -f $(DEVELOP_COPY)
 	$(BIN)/pip install -q --no-build-isolation -e .
 	$(BIN)/jupyter labextension develop --overwrite . >/dev/null
 	touch $@
 
 # What the tests, linters and benchmarks need besides (pytest, playwright, a real JupyterHub, ...).
 $(TEST_INSTALLED): pyproject.toml | $(INSTALLED)
+	rm -f $(DEVELOP_COPY)
 	$(BIN)/pip install -q --no-build-isolation -e ".[test]"
 	touch $@
 
