@@ -354,6 +354,9 @@ def test_a_reconnecting_pane_marks_its_plot_stale(browser: Browser, lab: Lab) ->
         # The label sits over the plot, not over the toolbar, which stays usable.
         label, toolbar = stale.bounding_box(), plot.locator(".jp-Toolbar").bounding_box()
         assert label and toolbar and label["y"] >= toolbar["y"] + toolbar["height"], (label, toolbar)
+        # ... in its middle, clear of the line a drawn page puts at its top to say the same.
+        frame = plot.locator("iframe[src]").bounding_box()
+        assert frame and label["y"] > frame["y"] + frame["height"] / 3, (label, frame)
         screenshot(page, "stale-plot")
 
         cluster = start_cluster(port)

@@ -81,9 +81,7 @@ class ViewHandler(RelayHandler):
                     self.redirect(self._view_url(segment, rest), status=302)
                     return
             if spent:
-                raise NotAllowed(
-                    "This view link was used by its page already; open the plot again from JupyterLab."
-                )
+                raise NotAllowed(_SPENT)
             if check.verdict is Verdict.EXPIRED:
                 raise NotAllowed("This view link has expired; open the plot again from JupyterLab.")
             raise NotAllowed("This is not a valid view link; open the plot from JupyterLab.")
@@ -101,9 +99,7 @@ class ViewHandler(RelayHandler):
             raise NotAllowed("A request from another site is refused.")
         # A page load connects once: a second websocket with its link is someone else's.
         if self._is_upgrade and not self._capabilities.spend(check):
-            raise NotAllowed(
-                "This view link was used by its page already; open the plot again from JupyterLab."
-            )
+            raise NotAllowed(_SPENT)
         self._route = await self._resolve_route(
             segment,
             url_path_join(self.base_url, "dashdock/view", segment, capability),
