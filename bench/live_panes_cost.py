@@ -28,7 +28,10 @@ Ways of watching, N plots each:
             dashdock.kernel.plot_state``, or with ``--plain`` it does not and the watcher installs
             its plugin itself: ``DashdockApp.install_on_url_schedulers``), no session on the
             scheduler, once the recorder has read its state (the bench waits until the source's
-            ``drawnPlots`` lists the state plots, ``/individual-progress``, not only the task stream).
+            ``drawnPlots`` lists the state plots, ``/individual-progress``, not only the task stream);
+  load      no page: instead, processes that keep as many cores busy as the viewers of this round's
+            "dashdock" N=24 did (``cpu_load.py``). A scheduler's CPU seconds grow with anything
+            running beside it on two cores, so the last lines set the 24-page rows against this one.
 
 For each round and each (way, N) in a fixed interleaved order: open the pages, wait until every one
 has drawn (``Bokeh.documents[0]`` has a root: a state, not a delay), run
@@ -98,6 +101,7 @@ from _common import (
     rss_bytes,
     table,
 )
+from cpu_load import CpuLoad
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "ui-tests"))
 from lab import CHROMIUM_ARGS  # the UI tests' Chromium flags
@@ -117,6 +121,7 @@ ORDER: tuple[tuple[str, int], ...] = (
     ("jsp", COUNTS[0]),
     ("direct", COUNTS[1]),
     ("dashdock", COUNTS[1]),
+    ("load", COUNTS[1]),  # after "dashdock": as much CPU as its viewers used
     ("jsp", COUNTS[1]),
 )
 PREFERRED = (
@@ -545,11 +550,18 @@ class Bench:
 
         return self.call(run)
 
-    def viewers(self, browser: Browser, way: str, count: int) -> BrowserViewers | RemoteViewers:
+    def viewers(self, browser: Browser, way: str, count: int) -> BrowserViewers | RemoteViewers | CpuLoad:
+        if way == "load":
+            return CpuLoad(self.viewer_cores(count))
         if self.remote:
             return RemoteViewers(self.urls(way, count), TOKEN if way != "direct" else None)
         login = f"{self.server.url}/api/status?token={TOKEN}" if way != "direct" else None
         return BrowserViewers(browser, self.urls(way, count), login)
+
+    def viewer_cores(self, count: int) -> float:
+        """The cores the viewers of this round's "dashdock" run with ``count`` pages kept busy."""
+        runs = self.runs["dashdock", count]
+        return runs.browser_cpu[-1] / runs.seconds[-1]
 
     def one(self, browser: Browser, way: str, count: int) -> None:
         viewers = self.viewers(browser, way, count) if count else None
@@ -641,8 +653,22 @@ class Bench:
                 ]
             )
         table(rows)
+        self.report_against_load()
         print(f"  plots opened first: {', '.join(self.paths[: COUNTS[-1]])}")
         print(f"  ({len(self.paths)} Bokeh plots listed; past that the list is taken again from the start)")
+
+    def report_against_load(self) -> None:
+        """The scheduler's CPU with 24 pages against the same CPU load with none, round by round."""
+        load = self.runs["load", COUNTS[1]].scheduler_cpu
+        if not load:
+            return
+        for way in ("direct", "dashdock"):
+            pages = self.runs[way, COUNTS[1]].scheduler_cpu
+            ratios = [page / alone for page, alone in zip(pages, load, strict=False)]
+            print(
+                f"  scheduler CPU, {way} N={COUNTS[1]} against the same viewer load with no page: "
+                f"{median(ratios):.3f}x (rounds: {', '.join(f'{r:.3f}x' for r in ratios)})"
+            )
 
 
 def main(tasks: int, rounds: int, remote: bool, plain: bool, refresh: float | None) -> None:
