@@ -136,7 +136,11 @@ def test_bokeh_connection_notices_never_cover_a_pane(browser: Browser, lab: Lab)
         )
         wait_for_bokeh_plot(page, "Task Stream")
         frame = pane_frame(page, "Task Stream")
-        frame.wait_for_function("() => Bokeh.documents[0].config.notify_connection_status === false")
+        frame.wait_for_function(
+            "() => Bokeh.documents[0].config.notify_connection_status === false"
+            " && Bokeh.documents[0].config.reconnect_session === false"
+        )
+        refused = lab.log.read_text().count("used by its page already")
 
         stop_cluster(cluster)
         _expect_status(page, "Task Stream", "reconnecting", timeout=20_000)
@@ -146,6 +150,8 @@ def test_bokeh_connection_notices_never_cover_a_pane(browser: Browser, lab: Lab)
             time.sleep(0.5)
         screenshot(page, "reconnecting-without-bokeh-toast")
         assert seen == [0] * len(seen), seen
+        # Nor does Bokeh retry the page's websocket, which its spent view link would refuse.
+        assert lab.log.read_text().count("used by its page already") == refused
         page.close()
     finally:
         stop_cluster(cluster)

@@ -8,7 +8,8 @@
  *   a style sheet adopted by every shadow root. Data colours are never touched, so a task's colour
  *   means the same in every theme. Light colours restore what the dashboard set.
  * - Connection notices: in a Lab pane, dashdock shows the connection's state and reloads the page
- *   when the scheduler is back, so Bokeh's own "connection lost" toasts are turned off.
+ *   when the scheduler is back, so Bokeh's own "connection lost" toasts are turned off, and in any
+ *   page Bokeh's retries, which a spent view link refuses.
  * - Size: a layout that keeps a fixed aspect (Fine Performance Metrics) fills its pane instead.
  *
  * What the parent posts: {type: "dashdock:theme", theme: null | {background, surface, legend,
@@ -191,6 +192,12 @@ input, select, textarea { background: ${t.surface}; color: ${t.text}; }
         // A change for this page only: synced, the dashboard's Bokeh server would refuse it as
         // an unknown model and log the error for every pane opened.
         doc.config.setv({ notify_connection_status: false }, { sync: false });
+      }
+      if (doc.config && doc.config.reconnect_session) {
+        // The page's view link served its one websocket: the server refuses Bokeh's retries after
+        // a drop (and logs each). A pane reloads the page when the scheduler is back; a tab, when
+        // the user reloads it.
+        doc.config.setv({ reconnect_session: false }, { sync: false });
       }
       for (const model of doc.all_models) {
         if (theme) {
