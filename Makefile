@@ -52,12 +52,13 @@ bench: build test-deps chromium
 install: $(INSTALLED)
 test-deps: $(TEST_INSTALLED)
 
-# A virtual environment with dashdock installed in development mode (the build compiles the
-# frontend with jlpm, which ships with jupyterlab) and the lab extension linked into it: what
-# `make demo` runs, nothing more.
 # Once the extension is linked, a reinstall writes the wheel's install.json through the link into
 # the build, and the next reinstall then finds two files for one path in the wheel and fails.
 DEVELOP_COPY := dashdock/labextension/install.json
+
+# A virtual environment with dashdock installed in development mode (the build compiles the
+# frontend with jlpm, which ships with jupyterlab) and the lab extension linked into it: what
+# `make demo` runs, nothing more.
 $(INSTALLED): pyproject.toml package.json yarn.lock
 	test -x $(BIN)/python || python3 -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
