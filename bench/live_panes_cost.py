@@ -65,6 +65,7 @@ scheduler's sessions for "direct", dashdock's server and recorder for "dashdock"
 that process's.
 
     .venv/bin/python bench/live_panes_cost.py [tasks] [rounds] [--plain] [--remote-viewers] [--refresh S]
+        [--only 8|24]
     (30000 and 2; ~10 min on 2 cores)
 """
 
@@ -671,7 +672,9 @@ class Bench:
             )
 
 
-def main(tasks: int, rounds: int, remote: bool, plain: bool, refresh: float | None) -> None:
+def main(
+    tasks: int, rounds: int, remote: bool, plain: bool, refresh: float | None, only: int | None = None
+) -> None:
     from distributed import Client
     from playwright.sync_api import sync_playwright
 
@@ -679,7 +682,7 @@ def main(tasks: int, rounds: int, remote: bool, plain: bool, refresh: float | No
     mode = "plain scheduler, no preload" if plain else "scheduler with --preload dashdock.kernel.plot_state"
     heading(
         f"Open live plot pages vs a busy scheduler ({mode}): "
-        f"{tasks:,} tasks x {rounds} rounds, N in (0, 8, 24)"
+        f"{tasks:,} tasks x {rounds} rounds, N in (0, {only or '8, 24'})"
     )
     if remote:
         print("  viewers: remote_viewers.py, every message read, nothing drawn (browsers elsewhere)")
@@ -707,6 +710,8 @@ def main(tasks: int, rounds: int, remote: bool, plain: bool, refresh: float | No
                             for n in range(rounds):
                                 bench.round = n
                                 for way, count in ORDER:
+                                    if count not in (0, only or count):
+                                        continue
                                     if way != "jsp" or server.with_jsp:
                                         bench.one(browser, way, count)
                             bench.round = rounds
@@ -732,5 +737,8 @@ if __name__ == "__main__":
     parser.add_argument(
         "--plain", action="store_true", help="start the scheduler without dashdock's preload (a plain one)"
     )
+    parser.add_argument(
+        "--only", type=int, choices=COUNTS, default=None, help="the rows with this many pages (and none)"
+    )
     options = parser.parse_args()
-    main(options.tasks, options.rounds, options.remote_viewers, options.plain, options.refresh)
+    main(options.tasks, options.rounds, options.remote_viewers, options.plain, options.refresh, options.only)
