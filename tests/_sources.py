@@ -8,7 +8,6 @@ import json
 import logging
 import os
 import signal
-import socket
 import subprocess
 import sys
 from collections.abc import AsyncIterator
@@ -16,6 +15,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+from _server_process import free_port
 from tornado.httpclient import HTTPClientError, HTTPRequest
 from tornado.simple_httpclient import SimpleAsyncHTTPClient
 
@@ -42,12 +42,6 @@ async def restarted(
         await client.close()
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 class ServerProcess:
     """``jupyter server`` with dashdock in a process of its own, on ``sources_file``."""
 
@@ -55,7 +49,7 @@ class ServerProcess:
 
     def __init__(self, sources_file: Path, bokeh_cache: Path, home: Path) -> None:
         home.mkdir(parents=True)
-        self.port = _free_port()
+        self.port = free_port()
         env = {
             **os.environ,
             "JUPYTER_CONFIG_DIR": str(home / "config"),

@@ -3,12 +3,12 @@ address, and why Dask says a worker left (read from the scheduler's own event sh
 
 from __future__ import annotations
 
-import socket
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from _server_process import free_port
 from test_history_recorder import Lines, _end, _run, _start
 
 from dashdock.alerts.detection import AlertLimits, AlertWatch, departure
@@ -30,12 +30,6 @@ asyncio.run(main(int(sys.argv[1])))
 """
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 class SchedulerProcess:
     """A scheduler alone in a process, on a port that outlives it (so it can come back there)."""
 
@@ -54,7 +48,7 @@ class SchedulerProcess:
 
 @pytest.fixture
 def scheduler() -> Iterator[SchedulerProcess]:
-    process = SchedulerProcess(_free_port())
+    process = SchedulerProcess(free_port())
     yield process
     process.kill()
 

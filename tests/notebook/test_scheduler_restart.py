@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import selectors
-import socket
 import subprocess
 import sys
 import time
@@ -17,6 +16,7 @@ from typing import Any
 
 import pytest
 from _kernels import Kernel
+from _server_process import free_port
 from _support import Jupyter
 from test_cell_accounting import settled_report, strips
 
@@ -38,12 +38,6 @@ async def main(port):
 
 asyncio.run(main(int(sys.argv[1])))
 """
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 class ClusterProcess:
