@@ -9,9 +9,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import random
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -25,9 +23,14 @@ from playwright.sync_api import Browser, BrowserContext, Page
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 ROOT = Path(__file__).resolve().parent.parent
+# How the server suite chooses ports (below the ephemeral range), for the servers started here too.
+sys.path.append(str(ROOT / "tests"))
+import _server_process  # noqa: E402
+
+free_port, free_ports = _server_process.free_port, _server_process.free_ports
+
 OUTPUT = Path(__file__).resolve().parent / "output"
 TOKEN = "dashdock-ui-test-token"
-HOST = "127.0.0.1"
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -38,37 +41,6 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 VIEWPORT = {"width": 1500, "height": 950}
-
-
-def free_port() -> int:
-    return free_ports(1)[0]
-
-
-def _below_ephemeral() -> range:
-    """Ports below the range the kernel hands out by itself (to a bind to port 0 and to every
-    outgoing connection): one chosen there and released can be taken by some connection before
-    the server it was chosen for binds it. Below it, only a choice like this one takes a port."""
-    try:
-        low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
-    except (OSError, ValueError, IndexError):
-        low = 32768
-    return range(max(1024, low - 12_000), low)
-
-
-def free_ports(count: int) -> list[int]:
-    """``count`` distinct free ports, below the ephemeral range when there is room (else any); each
-    probe stays bound until all are chosen, so two probes never get the same port."""
-    chosen = _below_ephemeral()
-    with contextlib.ExitStack() as stack:
-        ports: list[int] = []
-        while len(ports) < count:
-            probe = stack.enter_context(socket.socket())
-            try:
-                probe.bind((HOST, random.choice(chosen) if len(chosen) >= 1000 else 0))
-            except OSError:  # taken, or a connection of it still in TIME_WAIT
-                continue
-            ports.append(probe.getsockname()[1])
-        return ports
 
 
 def _wait_for_http(url: str, timeout: float = 60.0) -> None:
