@@ -38,10 +38,9 @@ MAX_BINS = 200  # of the group timing's one-second bins (Dask's Task Group Progr
 GROUP_TIMING_BUDGET = 4000  # bins of all groups sent again an answer (about 36 kB)
 MAX_GRAPH_TASKS = 10_000  # of a task graph's tasks sent (Dask's Graph draws up to 5,000 by default)
 MAX_NAME = 256  # of a span tag or a part of a fine performance metric's key
-# Of a key or prefix sent with the graph: as long as the recorder keeps (2,048 characters) while
-# the graph's names stay within this budget (256 characters each at MAX_GRAPH_TASKS tasks), so
-# the answer stays within the recorder's 8 MiB.
-MAX_GRAPH_NAME = 2048
+# The graph's keys and prefixes are sent whole while together they hold at most this many
+# characters (256 each at MAX_GRAPH_TASKS tasks), so the answer stays within the recorder's 8 MiB;
+# past it each is cut to an even share.
 GRAPH_NAMES_BUDGET = 2 * MAX_NAME * MAX_GRAPH_TASKS
 MAX_FINE_METRICS = 5000  # entries of each mapping of fine performance metrics sent
 MAX_KEY_PARTS = 8  # of a tuple key: a fine performance metric's (three or four parts), a task's
@@ -182,14 +181,14 @@ def _graph(scheduler: Any, items: int) -> dict[str, Any]:
         return {"count": count}
     listed = list(tasks.values())
     place = {ts.key: i for i, ts in enumerate(listed)}
-    longest = min(MAX_GRAPH_NAME, GRAPH_NAMES_BUDGET // (2 * len(listed) or 1))
+    longest = _longest_name(listed)
     return {
         "count": count,
         # Keys and priorities as they are (the recorder writes a key out as Dask's page does):
         # a tick's pass costs the scheduler a few microseconds a task.
         "tasks": [
             [
-                ts.key[:longest] if isinstance(ts.key, str) else ts.key,
+                _clipped(ts.key, longest),
                 ts.state,
                 ts.prefix.name[:longest],
                 ts.priority,
@@ -288,6 +287,31 @@ def dask_setup(scheduler: Any) -> None:
     offer(scheduler)
 
 
+def _longest_name(listed: list[Any]) -> int | None:
+    """How long a graph's key or prefix may be: any length while all of them fit the budget."""
+    held = 0
+    for ts in listed:
+        key = ts.key
+        held += len(ts.prefix.name) + (len(key) if isinstance(key, str) else _tuple_texts(key))
+        if held > GRAPH_NAMES_BUDGET:
+            return GRAPH_NAMES_BUDGET // (2 * len(listed))
+    return None
+
+
+def _tuple_texts(key: Any) -> int:
+    """The characters of a tuple key's texts."""
+    return sum(len(part) for part in key if isinstance(part, str)) if isinstance(key, tuple) else 0
+
+
+def _clipped(key: Any, longest: int | None) -> Any:
+    """A key with its texts cut at ``longest`` (None: whole)."""
+    if isinstance(key, str):
+        return key[:longest]
+    if isinstance(key, tuple) and longest is not None:
+        return tuple(part[:longest] if isinstance(part, str) else part for part in key)
+    return key
+
+
 def _exceptions(scheduler: Any, since: float) -> list[list[Any]]:
     """The erred tasks the scheduler keeps that erred after ``since``, newest first as it keeps
     them: from the oldest, as many as ``ERRED_TEXT_BUDGET`` holds (at least one)."""
@@ -307,8 +331,9 @@ def _exceptions(scheduler: Any, since: float) -> list[list[Any]]:
 
 
 def _key(key: Any) -> Any:
-    """A key as Dask's Exceptions shows it: a text, or a tuple of a few texts and numbers."""
+    """A key as Dask's Exceptions shows it: a text, or a tuple of a few texts and numbers, whole
+    but within an answer's budget of texts."""
     if isinstance(key, tuple) and 0 < len(key) <= MAX_KEY_PARTS:
         if all(isinstance(part, (str, int, float)) and not isinstance(part, bool) for part in key):
-            return tuple(part[:MAX_EXCEPTION_TEXT] if isinstance(part, str) else part for part in key)
-    return str(key)[:MAX_EXCEPTION_TEXT]
+            return tuple(part[:ERRED_TEXT_BUDGET] if isinstance(part, str) else part for part in key)
+    return str(key)[:ERRED_TEXT_BUDGET]

@@ -17,8 +17,8 @@ import asyncio
 import time
 import weakref
 from collections import deque
-from collections.abc import Collection, Mapping
-from typing import Any
+from collections.abc import Callable, Collection, Mapping
+from typing import Any, TypeVar
 
 from distributed.diagnostics.task_stream import TaskStreamPlugin
 from distributed.diagnostics.task_stream import colors as ACTION_COLOURS
@@ -30,12 +30,12 @@ from dashdock.live.mirror_graph import MirroredTasks, update_graph
 from dashdock.live.mirror_groups import MirroredGroup, read_groups
 from dashdock.live.mirror_monitor import MirroredMonitor
 from dashdock.live.mirror_state import (
-    MAX_TASK_NAME,
     MirroredErred,
     MirroredPrefix,
     MirroredState,
     MirroredWorker,
     checked_count,
+    name_chars,
     read_state,
     tuple_key,
 )
@@ -43,6 +43,13 @@ from dashdock.live.mirror_timing import MirroredGroupTiming
 
 # The task-stream records a mirror keeps: Dask's Task Stream draws the last 1,000.
 MAX_TASK_RECORDS = 10_000
+# Keys are kept whole: the records' keys hold at most this many characters together (1,677 each
+# at MAX_TASK_RECORDS), and past it the oldest records go first.
+TASK_KEYS_BUDGET = 16 * 2**20
+# The erred tasks' keys and texts together, likewise (Dask's Exceptions shows the newest).
+ERRED_TEXTS_BUDGET = 32 * 2**20
+
+_Record = TypeVar("_Record")
 
 
 class SchedulerMirror:
@@ -67,6 +74,8 @@ class SchedulerMirror:
         # Dask's Exceptions: the erred tasks the scheduler keeps, newest first; each is read once
         # (the recorder asks for those after ``exceptions_since``).
         self.erred_tasks: deque[MirroredErred] = deque(maxlen=100)
+        self.erred_chars = 0  # of their keys and texts (ERRED_TEXTS_BUDGET)
+        self.task_key_chars = 0  # of the task-stream records' keys (TASK_KEYS_BUDGET)
         self.exceptions_since = 0.0
         self.monitor = MirroredMonitor()  # the scheduler's own system monitor (Scheduler System)
         self.proc = _MirroredProcess(self.monitor)
@@ -150,8 +159,11 @@ class SchedulerMirror:
                 self.transition_counter = checked_count(raw.get("transition_counter"))
         if state.erred_kept and state.erred_kept != self.erred_tasks.maxlen:
             self.erred_tasks = deque(self.erred_tasks, maxlen=state.erred_kept)
+            self.erred_chars = sum(map(_erred_chars, self.erred_tasks))
         for erred in reversed(state.erred):  # oldest first, so the newest ends up first
-            self.erred_tasks.appendleft(erred)
+            self.erred_chars = keep_within(
+                self.erred_tasks, erred, _erred_chars, self.erred_chars, ERRED_TEXTS_BUDGET, newest_first=True
+            )
             self.exceptions_since = max(self.exceptions_since, erred.timestamp)
         self.has_state = True
         self.state_changes += 1
@@ -172,12 +184,13 @@ class SchedulerMirror:
 
     def add_task(self, key: object, task: TaskRecord) -> None:
         """A finished task as the recorder checked and clipped it (``to_task_record``); ``key`` is
-        the key as the scheduler sent it, kept (clipped as the other plots clip names) when it is
-        a text or a tuple key of Dask's usual shape: its name names the group, as Dask's plots
-        split it. Anything else is the task's text."""
+        the key as the scheduler sent it, kept whole when it is a text or a tuple key of Dask's
+        usual shape: its name names the group, as Dask's plots split it. Anything else is the
+        task's text."""
         plugin = self.plugins[TaskStreamPlugin.name]
-        shown = key[:MAX_TASK_NAME] if isinstance(key, str) else tuple_key(key, MAX_TASK_NAME)
-        plugin.buffer.append(
+        shown = key if isinstance(key, str) else tuple_key(key)
+        self.task_key_chars = keep_within(
+            plugin.buffer,
             {
                 "key": shown or task.key,
                 "worker": task.worker,
@@ -189,10 +202,43 @@ class SchedulerMirror:
                     for s in task.spans
                     if s.action in ACTION_COLOURS  # Dask draws only the actions it knows
                 ],
-            }
+            },
+            _key_chars,
+            self.task_key_chars,
+            TASK_KEYS_BUDGET,
         )
         plugin.index += 1
         self.task_changes += 1
+
+
+def keep_within(
+    records: deque[_Record],
+    record: _Record,
+    chars: Callable[[_Record], int],
+    held: int,
+    budget: int,
+    newest_first: bool = False,
+) -> int:
+    """Adds ``record`` as the newest of ``records``, letting go of the oldest first while the deque
+    is full or the characters held (``held``, as ``chars`` counts a record's) would pass ``budget``;
+    returns the characters held now. The newest always stays, however long."""
+    size = chars(record)
+    oldest = records.pop if newest_first else records.popleft
+    while records and (len(records) == records.maxlen or held + size > budget):
+        held -= chars(oldest())
+    if newest_first:
+        records.appendleft(record)
+    else:
+        records.append(record)
+    return held + size
+
+
+def _key_chars(record: Mapping[str, Any]) -> int:
+    return name_chars(record["key"])
+
+
+def _erred_chars(erred: MirroredErred) -> int:
+    return name_chars(erred.key) + len(erred.exception_text) + len(erred.traceback_text)
 
 
 # The pages a browser has been connected to: one that has not been yet is still opening.

@@ -19,7 +19,7 @@ from distributed.diagnostics.graph_layout import GraphLayout
 from distributed.scheduler import ALL_TASK_STATES
 
 from dashdock.live.mirror_groups import GroupPrefix
-from dashdock.live.mirror_state import MAX_TASK_NAME, checked_count
+from dashdock.live.mirror_state import checked_count
 
 MAX_GRAPH_TASKS = 10_000  # as kernel/plot_state.py's
 MAX_DEPENDENCIES = 1_000  # of one task
@@ -100,7 +100,7 @@ def _task(item: object) -> _Listed | None:
     text = _key_text(key)
     if text is None or state not in ALL_TASK_STATES or not isinstance(prefix, str):
         return None
-    return _Listed(text[:MAX_TASK_NAME], state, prefix[:MAX_TASK_NAME], _priority(priority), [])
+    return _Listed(text, state, prefix, _priority(priority), [])
 
 
 def _key_text(key: object) -> str | None:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from distributed.scheduler import ALL_TASK_STATES
 
-from dashdock.live.mirror_state import MAX_TASK_NAME, checked_count, checked_seconds
+from dashdock.live.mirror_state import checked_count, checked_seconds
 
 MAX_GROUPS = 1000  # as kernel/plot_state.py's MAX_PREFIXES
 MAX_TYPES = 64
@@ -48,17 +48,15 @@ def read_groups(given: object) -> dict[str, MirroredGroup] | None:
         states = raw.get("states")
         counts = states if isinstance(states, Mapping) else {}
         types = raw.get("types")
-        groups[name[:MAX_TASK_NAME]] = MirroredGroup(
-            name=name[:MAX_TASK_NAME],
-            prefix=GroupPrefix(str(raw.get("prefix", ""))[:MAX_TASK_NAME]),
+        groups[name] = MirroredGroup(
+            name=name,
+            prefix=GroupPrefix(str(raw.get("prefix", ""))),
             states={str(state): checked_count(counts.get(state)) for state in ALL_TASK_STATES},
             nbytes_total=checked_count(raw.get("nbytes_total")),
             duration=checked_seconds(raw.get("duration")),
-            types={str(t)[:MAX_TASK_NAME] for t in types[:MAX_TYPES]}
-            if isinstance(types, (list, tuple))
-            else set(),
+            types={str(t) for t in types[:MAX_TYPES]} if isinstance(types, (list, tuple)) else set(),
         )
-        named[name[:MAX_TASK_NAME]] = raw.get("dependencies")
+        named[name] = raw.get("dependencies")
     for name, group in groups.items():
         listed = named[name]
         for dependency in listed[:MAX_GROUPS] if isinstance(listed, (list, tuple)) else ():

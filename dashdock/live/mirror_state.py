@@ -19,10 +19,10 @@ from distributed.scheduler import ALL_TASK_STATES, MemoryState
 MAX_WORKERS = 1024  # as Limits.max_workers
 MAX_PREFIXES = 1000  # as Limits.max_groups
 MAX_NAME = 256  # a worker's address or name
-# A task's key or a group's or prefix's name as Dask's plots see it: past 256 characters is rare
-# but not odd (a function's whole repr, a path in a key), and every plot must split and colour it
-# as Dask's page does, the same in each.
-MAX_TASK_NAME = 2048
+# A task's key or a group's or prefix's name is kept whole, however long (a function's whole repr,
+# a path in a key): every plot must split and colour it as Dask's page does, the same in each. What
+# is read again with each answer is bounded by the answer's size; what the mirror keeps across
+# answers, by a budget of characters (mirror.py).
 MAX_METRICS = 64  # entries of a worker's metrics, and of each nested one (kernel/plot_state.py)
 MAX_PAIRS = 1024  # worker pairs of the bandwidth between workers
 MAX_ERRED = 1000  # erred tasks kept for Dask's Exceptions (the scheduler's own default: 100)
@@ -155,7 +155,7 @@ def read_state(raw: object) -> MirroredState | None:
             known = given_states if isinstance(given_states, Mapping) else {}
             states = {str(state): checked_count(known.get(state)) for state in ALL_TASK_STATES}
             durations = _metrics(counts.get("durations"))
-            prefixes[name[:MAX_TASK_NAME]] = MirroredPrefix(name[:MAX_TASK_NAME], states, durations)
+            prefixes[name] = MirroredPrefix(name, states, durations)
     types = raw.get("bandwidth_types")
     pairs: dict[tuple[str, str], float] = {}
     listed = raw.get("bandwidth_workers")
@@ -185,7 +185,7 @@ def _held(given: object, budget: int) -> tuple[HeldTasks, int]:
         if isinstance(name, str) and isinstance(counted, (list, tuple)) and len(counted) == 2:
             count = min(checked_count(counted[0]), budget)
             budget -= count
-            by_name[name[:MAX_TASK_NAME]] = (count, checked_count(counted[1]))
+            by_name[name] = (count, checked_count(counted[1]))
     return HeldTasks(by_name), budget
 
 
@@ -198,7 +198,7 @@ def _erred(listed: object) -> list[MirroredErred]:
         workers = tuple(str(w)[:MAX_NAME] for w in on[:MAX_ERRED_ON]) if isinstance(on, (list, tuple)) else ()
         erred.append(
             MirroredErred(
-                tuple_key(key, MAX_EXCEPTION_TEXT) or str(key)[:MAX_EXCEPTION_TEXT],
+                tuple_key(key) or str(key),
                 checked_seconds(when),
                 workers,
                 str(exception)[:MAX_EXCEPTION_TEXT],
@@ -274,6 +274,13 @@ def _metrics(given: object, nested: bool = False) -> dict[str, Any]:
     return kept
 
 
+def name_chars(key: object) -> int:
+    """The characters of a key as the mirror keeps it: a text, or a tuple key's texts."""
+    if isinstance(key, str):
+        return len(key)
+    return sum(len(part) for part in key if isinstance(part, str)) if isinstance(key, tuple) else 0
+
+
 def checked_count(value: object) -> int:
     """A count or a number of bytes: 0 for anything else, never negative, at most 2**53."""
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
@@ -288,15 +295,15 @@ def checked_seconds(value: object) -> float:
     return float(min(max(value, 0.0), _MAX_COUNT))
 
 
-def tuple_key(key: object, max_part: int) -> tuple[object, ...] | None:
-    """A tuple key (``("name-token", 0, 1)``) of a few texts and numbers, its texts clipped to
-    ``max_part``, as Dask's plots split and show it; None for anything else."""
+def tuple_key(key: object) -> tuple[object, ...] | None:
+    """A tuple key (``("name-token", 0, 1)``) of a few texts and numbers, as Dask's plots split
+    and show it; None for anything else."""
     if not isinstance(key, tuple) or not 0 < len(key) <= MAX_KEY_PARTS:
         return None
     parts: list[object] = []
     for part in key:
         if isinstance(part, str):
-            parts.append(part[:max_part])
+            parts.append(part)
         elif isinstance(part, (int, float)) and not isinstance(part, bool):
             parts.append(part)
         else:

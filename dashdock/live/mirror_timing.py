@@ -13,8 +13,6 @@ import time
 from collections.abc import Mapping
 from typing import Any, TypeGuard
 
-from dashdock.live.mirror_state import MAX_TASK_NAME
-
 MAX_BINS = 200  # Dask's plot shows the last 180
 MAX_GROUPS = 1000  # as the recorder's other group and prefix bounds
 _MAX_COUNT = 2**53
@@ -56,7 +54,7 @@ class MirroredGroupTiming:
         for name, values in list(groups.items())[:MAX_GROUPS] if isinstance(groups, Mapping) else ():
             checked = _numbers(values)
             if isinstance(name, str) and checked is not None and len(checked) == width:
-                compute[name[:MAX_TASK_NAME]] = checked
+                compute[name] = checked
         first = self.length - len(self.time)  # the plugin's index of the first bin kept here
         keep = start - first if self.length and first <= start <= self.length else 0
         self.time = self.time[:keep] + times

@@ -57,25 +57,27 @@ HANDSHAKE_LIMITS = ReplyLimits(
 )
 # Index, identity (1024 workers at most, ~0.8 kB each), prefix states (a map per task prefix; tens
 # of thousands of prefixes is already an unusual graph), events (Dask keeps a bounded log per
-# topic): 8 MiB is ten times the largest of them; strings hold exception texts and addresses.
+# topic): 8 MiB is ten times the largest of them. A string may be as long as its reply: keys and
+# names of any length reach the drawn plots whole (the reply's size bounds them all together).
 SMALL_REPLY_LIMITS = ReplyLimits(
     max_bytes=8 * 2**20,
     max_frames=64,
     max_map_len=50_000,
     max_array_len=50_000,
-    max_str_len=256 * 1024,
+    max_str_len=8 * 2**20,
     max_bin_len=256 * 1024,
 )
 # The task stream: at most the scheduler's whole buffer, twice over for headroom (records with
 # long keys or texts are bigger than the measured 259 bytes: 64 MiB allows ~670 bytes a record);
 # a record is a map of ~11 fields (its ``metadata`` map may hold more), texts are tracebacks; an
-# erred record brings four sub-frames (read, never decoded), hence the frame count.
+# erred record brings four sub-frames (read, never decoded), hence the frame count. A key may be as
+# long as the reply: one over a limit of its own would fail every read of the stream after it.
 TASK_STREAM_LIMITS = ReplyLimits(
     max_bytes=64 * 2**20,
     max_frames=4 * TASK_STREAM_RECORDS + 1,
     max_map_len=1024,
     max_array_len=2 * TASK_STREAM_RECORDS,
-    max_str_len=2**20,
+    max_str_len=64 * 2**20,
     max_bin_len=2**20,
 )
 # No message from a scheduler is read past this, whatever was asked (was 256 MiB).

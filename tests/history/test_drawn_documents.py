@@ -66,10 +66,11 @@ async def test_exceptions_of_tuple_keys_with_long_texts_are_dasks_page(
         del erred
 
 
-# A group name of 600 characters (a function's repr, a path) and three keys of it that share far
-# more than the 256 characters dashdock once kept of a key: three tasks in Dask's Graph, one group.
-LONG_NAME = "long-group-" + "n" * 600
-SUMMED = "long-sum-" + "s" * 400
+# A group name of 5,000 characters (a function's repr, a path) and three keys of it that share
+# far more than the 2,048 characters dashdock once kept of a key: three tasks in Dask's Graph, one
+# group.
+LONG_NAME = "long-group-" + "n" * 5000
+SUMMED = "long-sum-" + "s" * 3000
 
 
 def _sum(*parts: bytes) -> int:

@@ -29,7 +29,6 @@ from dashdock.kernel import plot_state
 from dashdock.kernel.plot_state import snapshot
 from dashdock.live.mirror import SchedulerMirror
 from dashdock.live.mirror_graph import MAX_EDGES, MAX_GRAPH_TASKS, read_graph
-from dashdock.live.mirror_state import MAX_TASK_NAME
 
 PATH = "/individual-graph"
 
@@ -176,11 +175,11 @@ def test_a_hostile_schedulers_graph_is_checked_and_laid_out_in_bounded_time() ->
     ) or (0, [])
     assert count == len(tasks) == 6  # a count below what was sent is what was sent
     by_key = {t.key: t for t in tasks}
-    long_key = "k" * MAX_TASK_NAME  # clipped as every drawn plot clips a key or a name
+    long_key = "k" * 10_000  # whole, as Dask's page has it
     assert by_key["a"].priority == (0, 1) and by_key["c"].priority == () and by_key[long_key].priority == ()
     assert by_key["c"].dependencies == ["a"]
     assert by_key["d"].dependencies == by_key["e"].dependencies == by_key["f"].dependencies == []
-    assert len(by_key[long_key].prefix) == MAX_TASK_NAME
+    assert by_key[long_key].prefix == "p" * 10_000
 
     # Laid out by Dask's code, in the recorder: it ends, every task placed.
     mirror = SchedulerMirror()
@@ -248,6 +247,8 @@ def test_a_graphs_long_names_are_sent_whole_while_its_answer_stays_bounded() -> 
 
     few = plot_state._graph(scheduler(3, 1000), MAX_GRAPH_TASKS)["tasks"]
     assert [len(key) for key, *_ in few] == [1002] * 3 and all(len(t[2]) == 1000 for t in few)
+    longest = plot_state._graph(scheduler(3, 200_000), MAX_GRAPH_TASKS)["tasks"]  # 1.2 M characters
+    assert [len(key) for key, *_ in longest] == [200_002] * 3 and all(len(t[2]) == 200_000 for t in longest)
     many = plot_state._graph(scheduler(MAX_GRAPH_TASKS, 5000), MAX_GRAPH_TASKS)["tasks"]
     assert len(many) == MAX_GRAPH_TASKS
     assert sum(len(key) + len(prefix) for key, _, prefix, *_ in many) <= plot_state.GRAPH_NAMES_BUDGET

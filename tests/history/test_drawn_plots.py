@@ -197,8 +197,7 @@ async def test_the_task_stream_is_drawn_by_dashdock_with_dasks_tasks_and_colours
 
 def test_what_a_hostile_scheduler_sends_reaches_the_drawn_plot_checked_and_clipped() -> None:
     from dashdock.history.model import Span, TaskRecord
-    from dashdock.live.mirror import MAX_TASK_RECORDS, SchedulerMirror
-    from dashdock.live.mirror_state import MAX_TASK_NAME
+    from dashdock.live.mirror import MAX_TASK_RECORDS, TASK_KEYS_BUDGET, SchedulerMirror
 
     def task(key: str, *actions: str) -> TaskRecord:
         spans = tuple(Span(action, 1.0, 2.0) for action in actions)
@@ -211,14 +210,21 @@ def test_what_a_hostile_scheduler_sends_reaches_the_drawn_plot_checked_and_clipp
     mirror.add_task("y-" + "b" * 2**20, task("clipped text"))
     buffer = mirror.plugins["task-stream"].buffer
     long_key, odd_key, str_key, long_str_key = list(buffer)
-    # Clipped as the other drawn plots clip names, so each splits and colours it alike.
-    assert long_key["key"][0] == "x-" + "a" * (MAX_TASK_NAME - 2) and long_key["key"][1] == 0
-    assert long_str_key["key"] == "y-" + "b" * (MAX_TASK_NAME - 2)
+    # Whole, as Dask's page has them, so each plot splits and colours them alike.
+    assert long_key["key"] == ("x-" + "a" * 2**20, 0)
+    assert long_str_key["key"] == "y-" + "b" * 2**20
     assert odd_key["key"] == "its text instead"
     assert [s["action"] for s in str_key["startstops"]] == ["compute"]  # only actions Dask colours
     for i in range(MAX_TASK_RECORDS + 10):
         mirror.add_task(f"k-{i}", task(f"k-{i}", "compute"))
     assert len(buffer) == MAX_TASK_RECORDS and mirror.plugins["task-stream"].index == MAX_TASK_RECORDS + 14
+    # Keys of any length, within a budget for all of them: past it the oldest records go first,
+    # and the newest stays whole.
+    for i in range(40):
+        mirror.add_task(f"long-{i}-" + "c" * 2**20, task("clipped text"))
+    held = sum(len(record["key"]) for record in buffer)
+    assert mirror.task_key_chars == held <= TASK_KEYS_BUDGET < held + 2**20 + 8
+    assert buffer[-1]["key"] == "long-39-" + "c" * 2**20 and len(buffer) < 16
 
 
 async def test_pages_let_go_of_together_cost_the_plot_server_one_collection(monkeypatch: Any) -> None:

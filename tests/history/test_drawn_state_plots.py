@@ -259,7 +259,7 @@ async def test_every_drawn_page_loads_before_any_task_has_computed(
 def test_what_a_hostile_scheduler_says_of_its_state_is_checked_and_clipped() -> None:
     from distributed.core import Status
 
-    from dashdock.live.mirror import SchedulerMirror
+    from dashdock.live.mirror import ERRED_TEXTS_BUDGET, SchedulerMirror
     from dashdock.live.mirror_state import MAX_EXCEPTION_TEXT, MAX_HELD, MAX_NAME, MAX_PREFIXES, MAX_WORKERS
 
     mirror = SchedulerMirror()
@@ -332,6 +332,16 @@ def test_what_a_hostile_scheduler_says_of_its_state_is_checked_and_clipped() -> 
     assert erred.traceback_text == "None"
     assert mirror.erred_tasks.maxlen == 1000 and mirror.exceptions_since == 2.0
     assert mirror.memory.process == 2**53  # Scheduler.memory's sum, as Dask's Cluster Memory reads it
+    # Erred keys of any length, the newest first, within a budget for their keys and texts together.
+    long_erred = [
+        [("k-" + "k" * 2**20, i), 3.0 + i, [], "E", "T"] for i in reversed(range(40))
+    ]  # newest first
+    assert mirror.update_state(raw | {"exceptions": long_erred})
+    newest = mirror.erred_tasks[0]
+    assert newest.key == ("k-" + "k" * 2**20, 39) and newest.timestamp == 42.0
+    assert all(isinstance(e.key, tuple) for e in mirror.erred_tasks)  # the oldest ("k") let go of
+    held = sum(len(e.key[0]) + len(e.exception_text) + len(e.traceback_text) for e in mirror.erred_tasks)
+    assert mirror.erred_chars == held <= ERRED_TEXTS_BUDGET < held + 2**20 + 8
 
 
 def test_the_mirrored_monitor_answers_as_dasks_own_and_refuses_junk() -> None:
