@@ -6,12 +6,9 @@ that stop it (signals, Ctrl-C) or restart it.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import random
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -20,39 +17,9 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-HOST = "127.0.0.1"
+from _ports import HOST, free_port, kernel_ports_config
+
 TOKEN = "dashdock-shutdown-test"
-
-
-def free_port() -> int:
-    return free_ports(1)[0]
-
-
-def _below_ephemeral() -> range:
-    """Ports below the range the kernel hands out by itself (to a bind to port 0 and to every
-    outgoing connection): one chosen there and released can be taken by some connection before
-    the server it was chosen for binds it. Below it, only a choice like this one takes a port."""
-    try:
-        low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
-    except (OSError, ValueError, IndexError):
-        low = 32768
-    return range(max(1024, low - 12_000), low)
-
-
-def free_ports(count: int) -> list[int]:
-    """``count`` distinct free ports, below the ephemeral range when there is room (else any); each
-    probe stays bound until all are chosen, so two probes never get the same port."""
-    chosen = _below_ephemeral()
-    with contextlib.ExitStack() as stack:
-        ports: list[int] = []
-        while len(ports) < count:
-            probe = stack.enter_context(socket.socket())
-            try:
-                probe.bind((HOST, random.choice(chosen) if len(chosen) >= 1000 else 0))
-            except OSError:  # taken, or a connection of it still in TIME_WAIT
-                continue
-            ports.append(probe.getsockname()[1])
-        return ports
 
 
 class Server:
@@ -67,6 +34,7 @@ class Server:
             "JUPYTER_RUNTIME_DIR": str(tmp / "runtime"),
             "JUPYTER_PLATFORM_DIRS": "1",
         }
+        kernel_ports_config(tmp / "config")
         self.log_path = tmp / "server.log"
         self._log = self.log_path.open("wb")
         self.proc = subprocess.Popen(

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _ports import kernel_ports_below_ephemeral
 from _support import Jupyter, RecordingUpstream, WarningsLog
 from distributed import LocalCluster
 from tornado.simple_httpclient import SimpleAsyncHTTPClient
@@ -30,6 +31,13 @@ def _environment() -> Iterator[None]:
     yield
     os.environ.clear()
     os.environ.update(saved)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _kernel_ports() -> None:
+    """The servers under test run in this process: their kernels' ports are chosen where no
+    connection takes them (_ports.py)."""
+    kernel_ports_below_ephemeral()
 
 
 @pytest.fixture(scope="session")

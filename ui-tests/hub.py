@@ -12,7 +12,7 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
-from lab import ROOT, _terminate, _wait_for_http, free_ports, without_panel
+from lab import ROOT, _terminate, _wait_for_http, free_ports, write_jupyter_config
 
 PASSWORD = "hub-test-password"
 ADMIN_TOKEN = "hub-test-admin-token-0d9c"
@@ -114,7 +114,7 @@ def start_hub(tmp: Path) -> Hub:
     gateway_config.write_text(_GATEWAY_CONFIG.format(**values))
     for user in USERS:
         (tmp / "home" / user).mkdir(parents=True)
-        without_panel(tmp / "home" / user / "config")
+        write_jupyter_config(tmp / "home" / user / "config")
     log = tmp / "hub.log"
     with log.open("wb") as out:
         process = subprocess.Popen(

@@ -25,9 +25,9 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 ROOT = Path(__file__).resolve().parent.parent
 # How the server suite chooses ports (below the ephemeral range), for the servers started here too.
 sys.path.append(str(ROOT / "tests"))
-import _server_process  # noqa: E402
+import _ports  # noqa: E402
 
-free_port, free_ports = _server_process.free_port, _server_process.free_ports
+free_port, free_ports = _ports.free_port, _ports.free_ports
 
 OUTPUT = Path(__file__).resolve().parent / "output"
 TOKEN = "dashdock-ui-test-token"
@@ -154,8 +154,9 @@ class Lab:
         self.api(f"api/contents/{path}", "PUT", {"type": "notebook", "content": content})
 
 
-def without_panel(config_dir: Path) -> None:
-    """A Jupyter config dir whose Lab runs without Panel's extensions.
+def write_jupyter_config(config_dir: Path) -> None:
+    """A Jupyter config dir for a test's server: Lab without Panel's extensions, kernels on ports
+    no connection takes.
 
     Panel (a test dependency) brings a server extension that takes seconds to import and a Lab
     extension whose notebook button pushes the kernel status into the toolbar's overflow menu; a
@@ -165,6 +166,8 @@ def without_panel(config_dir: Path) -> None:
     (config_dir / "jupyter_server_config.json").write_text(
         json.dumps({"ServerApp": {"jpserver_extensions": {"panel.io.jupyter_server_extension": False}}})
     )
+    # Kernels' ports are chosen as the tests' own (tests/_ports.py), never in the ephemeral range.
+    _ports.kernel_ports_config(config_dir)
     (config_dir / "labconfig" / "page_config.json").write_text(
         json.dumps({"disabledExtensions": {"@pyviz/jupyterlab_pyviz": True}})
     )
@@ -184,7 +187,7 @@ def start_lab(tmp: Path, base_url: str = "/", options: Sequence[str] = ()) -> La
     docmanager.parent.mkdir(parents=True)
     docmanager.write_text(json.dumps({"autosave": False}))
     (tmp / "root").mkdir()
-    without_panel(tmp / "config")
+    write_jupyter_config(tmp / "config")
     log = tmp / "lab.log"
     env = {**os.environ, "JUPYTER_CONFIG_DIR": str(tmp / "config"), "JUPYTER_DATA_DIR": str(tmp / "data")}
     args = [

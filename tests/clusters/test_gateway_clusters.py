@@ -29,7 +29,7 @@ from typing import Any
 import dask.config
 import psutil
 import pytest
-from _server_process import free_ports
+from _ports import free_ports
 from _support import Jupyter, closed_loopback_port
 from test_clusters import START, clusters, eventually, listed_with, source_ids
 

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from _server_process import free_port
+from _ports import free_port
 from test_history_recorder import Lines, _end, _run, _start
 
 from dashdock.alerts.detection import AlertLimits, AlertWatch, departure

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _server_process import free_ports
+from _ports import free_ports
 from _support import Jupyter
 from distributed import Client, LocalCluster
 from test_alerts_api import ALERTS_SEEN, alert_of, alerts, boom

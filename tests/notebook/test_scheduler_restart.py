@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from _kernels import Kernel
-from _server_process import free_port
+from _ports import free_port
 from _support import Jupyter
 from test_cell_accounting import settled_report, strips
 
