@@ -1,5 +1,5 @@
 /**
- * Native controls for a pane's toolbar: buttons and the update-rate select (see pane.ts for panes/).
+ * Native controls for a pane's toolbar: buttons and labelled selects (see pane.ts for panes/).
  *
  * Lab's ToolbarButton renders a `jp-button` custom element that always carries `aria-pressed`,
  * which axe reports as an ARIA attribute its role does not allow, and its label cannot change
@@ -42,7 +42,8 @@ export function toolbarButton(options: {
 }
 
 /**
- * The update-rate select: live, every 1 s, every 5 s; `onChange` gets the seconds (0 is live).
+ * The update-rate select after the word "Update" (part of its accessible name, "Update rate"):
+ * live, every 1 s, every 5 s; `onChange` gets the seconds (0 is live).
  */
 export function rateSelect(options: {
   trans: TranslationBundle;
@@ -70,5 +71,22 @@ export function rateSelect(options: {
   select.addEventListener('change', () =>
     options.onChange(Number(select.value))
   );
-  return new Widget({ node: select });
+  return labelledSelect(trans.__('Update'), select);
+}
+
+/**
+ * A select after a visible word, in a label: the rate and the rewind selects both read "Live"
+ * until changed, and only their words tell them apart. The select keeps its own accessible name.
+ */
+export function labelledSelect(
+  word: string,
+  select: HTMLSelectElement
+): Widget {
+  const label = document.createElement('label');
+  label.className = 'jp-dashdock-PaneSelectLabel';
+  const text = document.createElement('span');
+  text.textContent = word;
+  text.setAttribute('aria-hidden', 'true');
+  label.append(text, select);
+  return new Widget({ node: label });
 }
