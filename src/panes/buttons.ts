@@ -1,5 +1,5 @@
 /**
- * Native controls for a pane's toolbar: buttons and labelled selects (see pane.ts for panes/).
+ * Native controls for a pane's toolbar: buttons and the update-rate select (see pane.ts for panes/).
  *
  * Lab's ToolbarButton renders a `jp-button` custom element that always carries `aria-pressed`,
  * which axe reports as an ARIA attribute its role does not allow, and its label cannot change
@@ -42,8 +42,7 @@ export function toolbarButton(options: {
 }
 
 /**
- * The update-rate select after the word "Update" (part of its accessible name, "Update rate"):
- * live, every 1 s, every 5 s; `onChange` gets the seconds (0 is live).
+ * The update-rate select: live, every 1 s, every 5 s; `onChange` gets the seconds (0 is live).
  */
 export function rateSelect(options: {
   trans: TranslationBundle;
@@ -55,8 +54,9 @@ export function rateSelect(options: {
   select.className = 'jp-dashdock-PaneRate jp-mod-styled';
   select.setAttribute('aria-label', trans.__('Update rate'));
   select.title = trans.__('How often this plot redraws');
+  // Not "Live": the Rewind select beside it reads "Live" until a user rewinds.
   const labels = [
-    trans.__('Live'),
+    trans.__('Real time'),
     trans.__('Every 1 s'),
     trans.__('Every 5 s')
   ];
@@ -71,22 +71,5 @@ export function rateSelect(options: {
   select.addEventListener('change', () =>
     options.onChange(Number(select.value))
   );
-  return labelledSelect(trans.__('Update'), select);
-}
-
-/**
- * A select after a visible word, in a label: the rate and the rewind selects both read "Live"
- * until changed, and only their words tell them apart. The select keeps its own accessible name.
- */
-export function labelledSelect(
-  word: string,
-  select: HTMLSelectElement
-): Widget {
-  const label = document.createElement('label');
-  label.className = 'jp-dashdock-PaneSelectLabel';
-  const text = document.createElement('span');
-  text.textContent = word;
-  text.setAttribute('aria-hidden', 'true');
-  label.append(text, select);
-  return new Widget({ node: label });
+  return new Widget({ node: select });
 }

@@ -8,7 +8,6 @@ import { TranslationBundle } from '@jupyterlab/translation';
 import { Widget } from '@lumino/widgets';
 
 import { APIError, getRun, historyURL } from '../api/client';
-import { labelledSelect } from './buttons';
 
 /** Live plot paths that have a recorded page of the same plot, and that page. */
 const RECORDED_PAGES: Record<string, string> = {
@@ -72,7 +71,14 @@ export function rewindControl(
   select.value = '0';
   // The select lives and dies with the pane's toolbar, and its listener with it.
   select.addEventListener('change', () => onChange(Number(select.value)));
-  return labelledSelect(trans.__('Rewind'), select);
+  // A visible word before it: beside the rate select, a second "Live" alone would be ambiguous.
+  const label = document.createElement('label');
+  label.className = 'jp-dashdock-PaneRewindLabel';
+  const text = document.createElement('span');
+  text.textContent = trans.__('Rewind');
+  text.setAttribute('aria-hidden', 'true');
+  label.append(text, select);
+  return new Widget({ node: label });
 }
 
 /**

@@ -39,9 +39,10 @@ export class PaneControls {
       rate: options.rate,
       onChange: options.onRate
     });
-    this._rate = rate.node.querySelector('select') as HTMLSelectElement;
+    this._rate = rate.node as HTMLSelectElement;
     toolbar.addItem('status', this.status);
     toolbar.addItem('pause', pause);
+    toolbar.addItem('rate', rate);
     const page = recordedPage(options.path);
     if (page && !options.source.includes(':')) {
       const rewind = rewindControl(trans, options.onRewind);
@@ -50,9 +51,6 @@ export class PaneControls {
       this.recordedPage = page;
       toolbar.addItem('rewind', rewind);
     }
-    // After Rewind: in a narrow pane the last items go to the overflow menu first, and the rate
-    // is the control a user changes least.
-    toolbar.addItem('rate', rate);
     toolbar.addItem(
       'reload',
       toolbarButton({
