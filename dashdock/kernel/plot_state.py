@@ -299,7 +299,8 @@ def _longest_name(listed: list[Any]) -> int | None:
 
 
 def _tuple_texts(key: Any) -> int:
-    """The characters of a tuple key's texts."""
+    """The characters of a tuple key's texts, counted as the recorder's mirror counts them
+    (``live/mirror_state.py name_chars``): this module runs in the scheduler, without dashdock."""
     return sum(len(part) for part in key if isinstance(part, str)) if isinstance(key, tuple) else 0
 
 
