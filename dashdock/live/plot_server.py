@@ -40,6 +40,7 @@ from tornado.web import RequestHandler
 
 from dashdock.live.give_back import give_back
 from dashdock.live.mirror import SchedulerMirror, seen
+from dashdock.live.one_write import write_messages_at_once
 from dashdock.live.plots import DRAWN, RUN_ARGUMENT, SECRET_HEADER, WATCHED_PARTS, below
 from dashdock.live.stale import CHECK_EVERY_MS, watch_freshness
 from dashdock.live.text_only import as_text
@@ -272,6 +273,7 @@ class PlotServer:
             unused_session_lifetime_milliseconds=UNUSED_SESSION_MS,
             check_unused_sessions_milliseconds=CHECK_UNUSED_MS,
         )
+        write_messages_at_once(tornado_app)  # one_write.py
         http_server = HTTPServer(tornado_app)
         sockets = netutil.bind_sockets(0, "127.0.0.1")
         http_server.add_sockets(sockets)
