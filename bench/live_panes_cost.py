@@ -655,6 +655,7 @@ class Bench:
             )
         table(rows)
         self.report_against_load()
+        self.report_every_process()
         print(f"  plots opened first: {', '.join(self.paths[: COUNTS[-1]])}")
         print(f"  ({len(self.paths)} Bokeh plots listed; past that the list is taken again from the start)")
 
@@ -669,6 +670,24 @@ class Bench:
             print(
                 f"  scheduler CPU, {way} N={COUNTS[1]} against the same viewer load with no page, "
                 f"round by round: {', '.join(f'{r:.3f}x' for r in ratios)}"
+            )
+
+    def report_every_process(self) -> None:
+        """What watching costs in all: the CPU of the scheduler, the Jupyter server and dashdock's
+        watcher together, with N pages against none, round by round (the viewers' own CPU apart)."""
+        none = self.runs["none", 0]
+        base = [sum(cpu) for cpu in zip(none.scheduler_cpu, none.server_cpu, none.recorder_cpu, strict=True)]
+        for way, count in ORDER:
+            runs = self.runs[way, count]
+            if not count or not runs.seconds:
+                continue
+            totals = [
+                sum(cpu) for cpu in zip(runs.scheduler_cpu, runs.server_cpu, runs.recorder_cpu, strict=True)
+            ]
+            ratios = [total / alone for total, alone in zip(totals, base, strict=False)]
+            print(
+                f"  scheduler + server + watcher CPU, {way} N={count} against none, round by round: "
+                f"{', '.join(f'{total:.1f} s ({r:.2f}x)' for total, r in zip(totals, ratios, strict=False))}"
             )
 
 
