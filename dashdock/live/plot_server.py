@@ -44,6 +44,7 @@ from dashdock.live.one_write import write_messages_at_once
 from dashdock.live.plots import DRAWN, RUN_ARGUMENT, SECRET_HEADER, WATCHED_PARTS, below
 from dashdock.live.stale import CHECK_EVERY_MS, watch_freshness
 from dashdock.live.text_only import as_text
+from dashdock.live.unchanged import send_only_changes
 
 log = logging.getLogger("dashdock.recorder")  # its stderr is the Jupyter server's
 
@@ -313,6 +314,7 @@ class PlotServer:
                 return
             _without_functions(doc)
             as_text(doc)  # what the scheduler names is never markup (text_only.py)
+            send_only_changes(doc)  # unchanged.py
             # What the scheduler is asked for depends on what is watched.
             if mirror.viewing(path, doc) and path in WATCHED_PARTS.values():
                 mirror.read_soon.set()
