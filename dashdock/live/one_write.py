@@ -28,29 +28,30 @@ TEXT, BINARY = 0x1, 0x2
 FIN = 0x80
 
 
-def frame(opcode: int, payload: bytes) -> bytes:
-    """One final, unmasked frame, as a server writes it (RFC 6455, section 5.2)."""
-    length = len(payload)
+def frame_head(opcode: int, length: int) -> bytes:
+    """The head of one final, unmasked frame, as a server writes it (RFC 6455, section 5.2)."""
     if length < 126:
-        head = struct.pack("!BB", FIN | opcode, length)
-    elif length <= 0xFFFF:
-        head = struct.pack("!BBH", FIN | opcode, 126, length)
-    else:
-        head = struct.pack("!BBQ", FIN | opcode, 127, length)
-    return head + payload
+        return struct.pack("!BB", FIN | opcode, length)
+    if length <= 0xFFFF:
+        return struct.pack("!BBH", FIN | opcode, 126, length)
+    return struct.pack("!BBQ", FIN | opcode, 127, length)
 
 
 def message_frames(message: Message[Any]) -> bytes:
     """The frames ``Message.send`` writes one by one, in its order: header, metadata, content,
-    then a reference and a payload for each buffer."""
-    parts = [
-        frame(TEXT, message.header_json.encode()),
-        frame(TEXT, message.metadata_json.encode()),
-        frame(TEXT, message.content_json.encode()),
+    then a reference and a payload for each buffer. Joined once: a buffer's payload (up to
+    megabytes) is copied once, not once for its frame and again for the message."""
+    payloads: list[tuple[int, bytes]] = [
+        (TEXT, message.header_json.encode()),
+        (TEXT, message.metadata_json.encode()),
+        (TEXT, message.content_json.encode()),
     ]
     for buffer in message.buffers:
-        parts.append(frame(TEXT, json.dumps(buffer.ref).encode()))
-        parts.append(frame(BINARY, buffer.to_bytes()))
+        payloads.append((TEXT, json.dumps(buffer.ref).encode()))
+        payloads.append((BINARY, buffer.to_bytes()))
+    parts: list[bytes] = []
+    for opcode, payload in payloads:
+        parts += (frame_head(opcode, len(payload)), payload)
     return b"".join(parts)
 
 
@@ -68,8 +69,8 @@ class OneWriteHandler(WSHandler):
                 return
 
 
-def write_messages_at_once(app: Application) -> int:
-    """Serve the pages' websockets with ``OneWriteHandler``; how many routes now do. Bokeh adds
+def write_messages_at_once(app: Application) -> None:
+    """Serve the pages' websockets with ``OneWriteHandler``. Bokeh adds
     its ``WSHandler`` per page (``bokeh.server.urls.per_app_patterns``), so each route is swapped
     once the application has them."""
     swapped = 0
@@ -79,4 +80,3 @@ def write_messages_at_once(app: Application) -> int:
             swapped += 1
     if not swapped:  # a Bokeh that routes otherwise: pages work, at Bokeh's cost per frame
         log.warning("dashdock: Bokeh's websocket routes were not found; drawn pages write frame by frame")
-    return swapped
