@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from page_log import frames_state, page_log
+from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import Frame, Locator, Page
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
@@ -90,9 +91,15 @@ def drag_to(page: Page, source: Locator, x: float, y: float) -> None:
 
     def found() -> dict[str, float] | None:
         # The sidebar redraws a source's plots when what it knows of them changes (which are drawn
-        # here): between two steps the item may be a new element, not yet laid out.
-        source.scroll_into_view_if_needed()
-        box = source.bounding_box()
+        # here): between two steps the item may be a new element, not yet laid out, or the old
+        # one taken out of the page in the middle of a step (then the next try finds the new one).
+        try:
+            source.scroll_into_view_if_needed()
+            box = source.bounding_box()
+        except PlaywrightError as error:
+            if "not attached to the DOM" not in str(error):
+                raise
+            return None
         return dict(box) if box is not None else None
 
     box: Any = wait_until(found, timeout=30)
