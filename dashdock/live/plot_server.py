@@ -39,16 +39,38 @@ from tornado.ioloop import IOLoop
 from tornado.web import RequestHandler
 
 from dashdock.live.give_back import give_back
-from dashdock.live.mirror import SchedulerMirror
+from dashdock.live.mirror import SchedulerMirror, seen
 from dashdock.live.one_write import write_messages_at_once
-from dashdock.live.pacing import failed, pace
-from dashdock.live.plots import DRAWN, RUN_ARGUMENT, SECRET_HEADER, WATCHED_PARTS
+from dashdock.live.plots import DRAWN, RUN_ARGUMENT, SECRET_HEADER, WATCHED_PARTS, below
 from dashdock.live.stale import CHECK_EVERY_MS, watch_freshness
 from dashdock.live.text_only import as_text
 from dashdock.live.unchanged import send_only_changes
 
 log = logging.getLogger("dashdock.recorder")  # its stderr is the Jupyter server's
 
+# Dask's pages redraw every 100-500 ms; what they read here changes once a recorder tick (1 s).
+# A page looks a fifth more often than Dask's page of it redraws, and at least every 160 ms (Dask's
+# 500 ms pages would otherwise trail its own by a read), and redraws only when what it reads has
+# changed: the mirror moves about ten times a second while pages are open (Limits.live_tick), so a
+# change reaches the browser within a look of the read, and the same numbers are never sent again
+# (the browser's drawing was most of what 24 panes cost, on the machine the workers share).
+MIN_REDRAW_MS = 80
+MAX_LOOK_MS = 160
+# The pages drawn from the task stream plugin's buffer: they redraw when tasks arrive; every other
+# page redraws when the scheduler's state was read again.
+FROM_TASKS = (
+    "/individual-task-stream",
+    "/individual-compute-time-per-key",
+    "/individual-aggregate-time-per-action",
+)
+# Dask's time series append a point every redraw (500 ms), changed or not, and keep the last 1,000:
+# they are samples over time, so their pages redraw as Dask's do, and show the same ~8 minutes.
+TIME_SERIES = (
+    "/individual-workers-network-timeseries",
+    "/individual-workers-cpu-timeseries",
+    "/individual-workers-memory-timeseries",
+    "/individual-workers-disk-timeseries",
+)
 # Bokeh's Document.destroy runs a full gc.collect() for each page it lets go of (5-6 s after its
 # pane closed, all expired pages together): 24 closed panes cost this process 2.4 s of CPU, on the
 # cores the workers use. One collection does the same work once, if it comes late enough: a page
@@ -72,6 +94,7 @@ UNUSED_SESSION_MS = 5000
 CHECK_UNUSED_MS = 1000
 # Requests refused (without the secret) are counted, and logged at most once this often.
 REFUSALS_LOG_S = 10.0
+FAILED_PAGE = "dashdock could not draw this plot from the recording (see the server log); reload the pane."
 
 
 class _CoalescedCollect:
@@ -283,11 +306,11 @@ class PlotServer:
                 doc.add_root(Div(text="This recording has ended; reload the pane."))
                 return
             watch_freshness(doc, mirror, path, _close)  # stale.py
-            pace(doc, mirror, path=path)  # pacing.py
+            _paced(doc, mirror, path=path)
             try:
                 draw(mirror, {"prefix": "/"}, doc)
             except Exception:  # Dask's page function, on a state it may not expect
-                failed(doc, path)
+                _failed(doc, path)
                 return
             _without_functions(doc)
             as_text(doc)  # what the scheduler names is never markup (text_only.py)
@@ -308,6 +331,16 @@ def _close(doc: Document) -> None:
         connection._socket.close()
 
 
+def _failed(doc: Document, path: str) -> None:
+    """Dask's page function raised: the pane says so instead of a bare "500" (Bokeh's answer when
+    a page function raises), and the server log has the traceback."""
+    log.exception("dashdock: the recorder could not draw %s", path)
+    for callback in list(doc.session_callbacks):
+        doc.callbacks.remove_session_callback(callback)
+    doc.clear()
+    doc.add_root(Div(text=FAILED_PAGE))
+
+
 def _without_functions(doc: Document) -> None:
     """Dask's Compute Time Per Key and Aggregate Time Per Action start with placeholder rows, one
     coloured by a Python function (the task stream's ``colors["compute"]``), until a task has
@@ -320,3 +353,41 @@ def _without_functions(doc: Document) -> None:
         for name, column in list(source.data.items()):
             if isinstance(column, list) and any(callable(value) for value in column):
                 source.data[name] = [None if callable(value) else value for value in column]
+
+
+def look_period(dask_period_ms: int) -> int:
+    """How often a drawn page looks for a change, for a page Dask redraws every ``dask_period_ms``."""
+    return max(MIN_REDRAW_MS, int(min(dask_period_ms * 0.8, MAX_LOOK_MS)))
+
+
+def _paced(
+    doc: Document, mirror: SchedulerMirror, is_seen: Callable[[Document], bool] = seen, path: str = ""
+) -> None:
+    """Dask's page function adds its redraw with ``doc.add_periodic_callback(update, period)``:
+    on this page it looks every ``look_period(period)``, and a redraw runs only when what the page
+    reads of the mirror has changed since that callback last ran, and a browser is connected to
+    see it; a time series (``TIME_SERIES``) redraws at Dask's period, whenever a browser sees it. A
+    redraw that raises ends the page's redraws: the pane says so and the log has it once, not a
+    traceback every period."""
+    add = doc.add_periodic_callback
+    from_tasks = below(path, FROM_TASKS)
+    sampled = below(path, TIME_SERIES)
+
+    def moved() -> int:
+        return mirror.task_changes if from_tasks else mirror.state_changes
+
+    def paced(callback: Callable[[], object], period_milliseconds: int) -> Any:
+        drawn_at = -1  # not every page function draws before its first period: that one always runs
+
+        def when_changed() -> None:
+            nonlocal drawn_at
+            if (sampled or moved() != drawn_at) and is_seen(doc):
+                drawn_at = moved()
+                try:
+                    callback()
+                except Exception:  # Dask's redraw, on a state it may not expect
+                    _failed(doc, path)
+
+        return add(when_changed, period_milliseconds if sampled else look_period(period_milliseconds))
+
+    doc.add_periodic_callback = paced  # type: ignore[method-assign]

@@ -42,7 +42,7 @@ def watch_freshness(
 ) -> None:
     """Put the age line on ``doc`` (before the plot, which Dask's page function adds after) and
     check it every second; ``close`` ends the page's sessions when its plot is not drawn after all.
-    Called before pacing's ``pace``: this check runs whether or not the mirror changed."""
+    Called before plot_server's ``_paced``: this check runs whether or not the mirror changed."""
     line = Div(text="", visible=False, sizing_mode="stretch_width", styles={"font-weight": "bold"})
     doc.add_root(line)
     from_state = any(path == plot or path.startswith(plot + "/") for plot in DRAWN_FROM_STATE)

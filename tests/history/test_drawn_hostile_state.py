@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import gc
-import itertools
 import logging
 import math
 from typing import Any
@@ -25,8 +24,7 @@ from tornado.websocket import websocket_connect
 
 from dashdock.live.mirror import SchedulerMirror
 from dashdock.live.mirror_monitor import REQUIRED
-from dashdock.live.pacing import FAILED_PAGE, pace
-from dashdock.live.plot_server import PlotServer
+from dashdock.live.plot_server import FAILED_PAGE, PlotServer, _paced
 from dashdock.live.plots import SECRET_HEADER
 
 NAN, INF = float("nan"), float("inf")
@@ -103,7 +101,7 @@ def test_monitor_rows_without_a_time_are_left_out_and_the_rest_aligned() -> None
 @pytest.mark.parametrize("path", PATHS)
 def test_a_page_draws_and_redraws_a_hostile_state(path: str, caplog: pytest.LogCaptureFixture) -> None:
     mirror, doc = _mirror(_hostile_state()), Document()
-    pace(doc, mirror, is_seen=lambda _: True, path=path, clock=itertools.count(step=10).__next__)
+    _paced(doc, mirror, is_seen=lambda _: True, path=path)
     with caplog.at_level(logging.WARNING):
         applications[path](mirror, {"prefix": "/"}, doc)
         for count in range(4, 8):
@@ -117,13 +115,7 @@ def test_a_page_draws_and_redraws_a_hostile_state(path: str, caplog: pytest.LogC
 
 def test_a_redraw_that_raises_says_so_once(caplog: pytest.LogCaptureFixture) -> None:
     mirror, doc = SchedulerMirror(), Document()
-    pace(
-        doc,
-        mirror,
-        is_seen=lambda _: True,
-        path="/individual-workers",
-        clock=itertools.count(step=10).__next__,
-    )
+    _paced(doc, mirror, is_seen=lambda _: True, path="/individual-workers")
 
     def redraw() -> None:
         raise ZeroDivisionError("float division by zero")

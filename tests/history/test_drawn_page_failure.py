@@ -12,8 +12,7 @@ from bokeh.document import Document
 from bokeh.models.widgets import Div
 
 from dashdock.live.mirror import SchedulerMirror
-from dashdock.live.pacing import FAILED_PAGE
-from dashdock.live.plot_server import PlotServer
+from dashdock.live.plot_server import FAILED_PAGE, PlotServer
 
 
 def _broken_page(scheduler: Any, extra: dict[str, Any], doc: Document) -> None:

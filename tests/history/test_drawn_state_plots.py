@@ -6,7 +6,6 @@ scheduler; a scheduler that does not offer it keeps Dask's pages."""
 from __future__ import annotations
 
 import asyncio
-import itertools
 import urllib.request
 from collections.abc import AsyncIterator, Collection, Iterator
 from contextlib import asynccontextmanager
@@ -287,12 +286,12 @@ def test_a_drawn_page_redraws_no_faster_than_its_mirror_changes() -> None:
     from distributed.dashboard.scheduler import applications
 
     from dashdock.live.mirror import SchedulerMirror
-    from dashdock.live.pacing import MIN_REDRAW_MS, pace
+    from dashdock.live.plot_server import MIN_REDRAW_MS, _paced
 
     def periods(paced: bool) -> list[int]:
         doc = Document()
         if paced:
-            pace(doc, SchedulerMirror())
+            _paced(doc, SchedulerMirror())
         applications["/individual-task-stream"](SchedulerMirror(), {"prefix": "/"}, doc)
         return [callback.period for callback in doc.session_callbacks]
 
@@ -308,13 +307,12 @@ def test_a_drawn_page_sends_the_browser_nothing_until_its_mirror_changes() -> No
     from distributed.dashboard.scheduler import applications
 
     from dashdock.live.mirror import SchedulerMirror
-    from dashdock.live.pacing import pace
+    from dashdock.live.plot_server import _paced
 
     def messages_per_redraw(path: str, paced: bool, connected: bool = True) -> tuple[list[int], list[int]]:
         mirror, doc = SchedulerMirror(), Document()
         if paced:  # a Document outside a server has no session: whether it is seen is given
-            # Each look a second after the last: Dask's page would have redrawn by then too.
-            pace(doc, mirror, is_seen=lambda _: connected, path=path, clock=itertools.count().__next__)
+            _paced(doc, mirror, is_seen=lambda _: connected, path=path)
         applications[path](mirror, {"prefix": "/"}, doc)
         sent: list[object] = []
         doc.on_change(sent.append)
