@@ -2,24 +2,26 @@
 
 For "drawn" plots dashdock serves Dask's plot pages itself, from a mirror of the scheduler kept by its
 watcher process (no Bokeh session on the scheduler): the watcher reads the scheduler once a second, and
-every ``Limits.live_tick`` (0.1 s; its plot state every 0.2 s) while a drawn page is open; a drawn
-page looks for a change every ``MIN_REDRAW_MS`` (100 ms). Dask's own page reads the scheduler itself
-every 100-500 ms. This bench measures how far behind Dask's page a drawn page shows the same
-change, and how often each changes.
+every ``Limits.live_tick`` (0.08 s; its plot state every 0.16 s) while a drawn page is open; a drawn
+page looks for a change every 80-160 ms and redraws when what it read has changed. Dask's own
+page reads the scheduler itself every 100-500 ms. This bench measures how far behind Dask's page
+a drawn page shows the same change, and how often each changes.
 
 Set-up: a real ``distributed.LocalCluster`` (processes=True, 2 workers x 2 threads, 127.0.0.1) in a
 Python process of its own, plain (dashdock installs its plugin by itself; with ``--preload`` its
 scheduler runs ``dashdock.kernel.plot_state`` as a user's would); a Jupyter server with dashdock
 (``_common.JupyterServer``), the cluster added with ``POST dashdock/api/sources``, and the bench waits
-until Task Stream, Progress and Workers Memory are in the source's ``drawnPlots``; one Chromium
-(Playwright). Each round opens, side by side in one browser context, Dask's own page of each of the three
+until the plots below are in the source's ``drawnPlots``; one Chromium
+(Playwright). Each round opens, side by side in one browser context, Dask's own page of each of five
 plots (straight from the scheduler's dashboard) and dashdock's (``{base}dashdock/proxy/<source id>/...``,
 which redirects to a sandboxed view page), waits until each has drawn, and installs a recorder in each:
 every 10 ms it takes a signature of the page's ColumnDataSources (rows, a sum of the numeric columns,
 rows streamed) and, when it changed, logs ``[Date.now(), quantity]``. The quantity is monotonic during
 the workload and the same on both pages: for the Task Stream the rectangles streamed since the
 recorder started, for Progress the tasks done (memory + released + erred), for Workers Memory the
-managed bytes of all workers (each task returns 20 kB, held until the end of the round). Then, from a
+managed bytes of all workers (each task returns 20 kB, held until the end of the round); and two
+plots Dask redraws every 500 ms: for Compute Time Per Key the seconds computed, for Memory by Key the
+results held. Then, from a
 ``distributed.Client`` in this process, ``client.map`` of tasks that sleep 40 ms each, enough to keep
 the 4 threads busy about ``--seconds`` (default 10), is waited for, and 3 s more.
 
@@ -83,6 +85,10 @@ PLOTS = {  # path -> the quantity both pages share (the recorder's ``kind``)
     "/individual-task-stream": "task-stream",
     "/individual-progress": "progress",
     "/individual-workers-memory": "workers-memory",
+    # Two of the pages Dask redraws every 500 ms: one drawn from the task stream, one from a part of
+    # the state asked for only while it is watched (plots.PART_EVERY_S).
+    "/individual-compute-time-per-key": "compute-time-per-key",
+    "/individual-memory-by-key": "memory-by-key",
 }
 # Pages side by side, none in the background (where Chromium would slow its timers down).
 BROWSER_ARGS = [
@@ -131,9 +137,14 @@ RECORDER_JS = """(kind) => {
   const quantity = () => {
     if (kind === "task-stream") return rec.streamed;
     let total = 0;
+    const summed = {
+      "progress": ["memory", "released", "erred"],
+      "compute-time-per-key": ["times"],
+      "memory-by-key": ["count"],
+    }[kind];
     for (const s of sources) {
-      if (kind === "progress") {
-        for (const name of ["memory", "released", "erred"]) {
+      if (summed) {
+        for (const name of summed) {
           for (const x of column(s, name) ?? []) total += Number(x) || 0;
         }
       } else {
@@ -260,7 +271,7 @@ def since(log: Log, start: float) -> Log:
 
 
 def first_at_least(log: Log, value: float) -> float | None:
-    return next((t for t, q in log if q >= value), None)
+    return next((t for t, q in log if q >= value - abs(value) * 1e-9), None)  # sums of seconds: as floats
 
 
 def delays(dask: Log, drawn: Log) -> tuple[list[float], int]:
