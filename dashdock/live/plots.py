@@ -56,11 +56,13 @@ WATCHED_PARTS = {
     "graph": "/individual-graph",
     "fine_metrics": "/individual-fine-performance-metrics",
 }
-# Parts asked no more often than Dask's own page of their plot redraws; the mirror keeps the last
-# answer between. Memory by key's pass over every task in memory (3.6 ms at 30,000 held,
-# bench/plot_state_cost.py) was two thirds of what 8 fresh panes cost a busy scheduler when it was
-# asked with every state read (profiled with py-spy); Dask's page walks them every 500 ms.
-PART_EVERY_S = {"memory_by_key": 0.5}
+# Parts asked less often than the state; the mirror keeps the last answer between. Memory by key's
+# pass over every task in memory (3.6 ms at 30,000 held, bench/plot_state_cost.py) was two thirds
+# of what 8 fresh panes cost a busy scheduler when it was asked with every state read (profiled
+# with py-spy). It is asked with every other state read (320 ms): at 0.5 s it came every fourth
+# (640 ms), and its page trailed Dask's own by 0.37 s (median, bench/drawn_freshness.py). Dask's
+# page walks them every 500 ms, splitting every key's text, which costs it three times as much.
+PART_EVERY_S = {"memory_by_key": 0.25}
 
 
 def is_drawn(path: str) -> bool:
