@@ -124,7 +124,7 @@ async def test_an_open_page_gets_tasks_between_ticks_and_the_store_gets_each_onc
     assert sorted(recorded) == sorted(seen_live | later)  # each once, the live reads' too
 
 
-async def test_memory_by_key_is_asked_for_at_dasks_pace_and_its_counts_stay_between(tmp_path: Path) -> None:
+async def test_memory_by_key_is_asked_less_often_and_its_counts_stay_between(tmp_path: Path) -> None:
     """Memory by key's pass over every task in memory is the costliest part of a read: asked for
     less often (plots.PART_EVERY_S) than the rest of the state is read for the open page, and the
     page never sees its counts drop in between."""
