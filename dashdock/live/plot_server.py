@@ -40,6 +40,7 @@ from tornado.web import RequestHandler
 
 from dashdock.live.give_back import give_back
 from dashdock.live.mirror import SchedulerMirror, seen
+from dashdock.live.one_message import one_message
 from dashdock.live.one_write import write_messages_at_once
 from dashdock.live.plots import DRAWN, RUN_ARGUMENT, SECRET_HEADER, WATCHED_PARTS, below
 from dashdock.live.stale import CHECK_EVERY_MS, watch_freshness
@@ -384,7 +385,8 @@ def _paced(
             if (sampled or moved() != drawn_at) and is_seen(doc):
                 drawn_at = moved()
                 try:
-                    callback()
+                    with one_message(doc):  # one_message.py
+                        callback()
                 except Exception:  # Dask's redraw, on a state it may not expect
                     _failed(doc, path)
 
