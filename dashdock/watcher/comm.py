@@ -99,6 +99,11 @@ class HandlerFailed(SchedulerError):
     """The scheduler answered, with the error its handler raised (its connection still works)."""
 
 
+class SchedulerBusy(SchedulerError):
+    """The scheduler did not answer in time: it hangs, or its own work holds its event loop (a
+    large graph arriving holds it for seconds)."""
+
+
 def decode(frame: bytes | memoryview, limits: ReplyLimits = SMALL_REPLY_LIMITS) -> object:
     """A Dask message from its msgpack frame 0 (sub-frames are never read), within ``limits``.
 
@@ -182,6 +187,7 @@ class SchedulerComm:
             except (TimeoutError, asyncio.TimeoutError):
                 # A late reply would answer the next request: the connection cannot be reused.
                 failure = f"The scheduler at {self.address} did not answer {op!r} within {self.timeout:g} s."
+                kind = SchedulerBusy
             except (OSError, asyncio.IncompleteReadError, EOFError) as e:
                 failure = f"The scheduler at {self.address} cannot be reached ({e})."
             self._drop()

@@ -22,7 +22,13 @@ from dashdock.history.model import Event, Gap, GroupProgress, MetricSample, Run,
 from dashdock.history.run_writes import TickWrites, Writer
 from dashdock.watcher.limits import Emit, Ended, Limits
 from dashdock.watcher.mirror_reader import MirrorReader
-from dashdock.watcher.scheduler import Scheduler, SchedulerError, to_group_progress, to_metric_samples
+from dashdock.watcher.scheduler import (
+    Scheduler,
+    SchedulerBusy,
+    SchedulerError,
+    to_group_progress,
+    to_metric_samples,
+)
 from dashdock.watcher.task_stream import Restarted, TaskStreamReader
 from dashdock.watcher.tasks_read import TasksRead, read_tasks
 from dashdock.watcher.workers_read import WorkersRead
@@ -65,6 +71,7 @@ class RunWatcher:
         self.workers = WorkersRead(run, self.scheduler, alerts, emit, limits)
         self.progress: dict[str, dict[str, int]] = {}
         self.failing_since: float | None = None
+        self.failure_said = False  # the server was told (a late answer only after ``busy_grace``)
         self.restarted = False  # another scheduler answers at the address: record it at once
         # (finish time, keys) of the newest task an earlier run of this scheduler kept
         self.recorded_before: tuple[float, frozenset[str]] | None = None
@@ -190,9 +197,13 @@ class RunWatcher:
             await self._write_alerts()
             now = time.monotonic()
             if self.failing_since is None:
-                self.failing_since = now
+                self.failing_since, self.failure_said = now, False
+            failing_for = now - self.failing_since
+            late = isinstance(e, SchedulerBusy) and failing_for < self.limits.busy_grace
+            if not self.failure_said and not late:
+                self.failure_said = True
                 self.emit({"event": "error", "run_id": self.run.id, "message": f"{e} Retrying."})
-            elif now - self.failing_since >= self.limits.gone_after:
+            elif failing_for >= self.limits.gone_after:
                 raise Ended(
                     f"The scheduler at {self.run.scheduler} stopped answering "
                     f"{self.limits.gone_after:g} s ago: {e}"

@@ -20,16 +20,18 @@ from dashdock.watcher.comm import (
     MAX_TEXT,
     SMALL_REPLY_LIMITS,
     TASK_STREAM_LIMITS,
+    SchedulerBusy,
     SchedulerComm,
     SchedulerError,
     parse_address,
 )
 
-# MAX_TEXT, SchedulerComm, SchedulerError and parse_address are comm.py's, offered here too: the
-# recorder's other modules know one module for talking to a scheduler.
+# MAX_TEXT, SchedulerBusy, SchedulerComm, SchedulerError and parse_address are comm.py's, offered
+# here too: the recorder's other modules know one module for talking to a scheduler.
 __all__ = [
     "MAX_TEXT",
     "Scheduler",
+    "SchedulerBusy",
     "SchedulerComm",
     "SchedulerError",
     "fingerprint",

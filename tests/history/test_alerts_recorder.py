@@ -3,6 +3,7 @@ address, and why Dask says a worker left (read from the scheduler's own event sh
 
 from __future__ import annotations
 
+import signal
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,6 +15,7 @@ from test_history_recorder import Lines, _end, _run, _start
 from dashdock.alerts.detection import AlertLimits, AlertWatch, departure
 from dashdock.history.model import Alert, TaskRecord
 from dashdock.history.store import HistoryStore
+from dashdock.watcher.limits import Limits
 
 pytestmark = pytest.mark.slow  # real kernels, clusters or servers started per test
 
@@ -120,6 +122,29 @@ def test_a_scheduler_back_after_its_run_ended_is_back_in_the_next_run(
         recording.next(event="recording", run_id="0123456789ac")
         found = _alerts_until(store_path, {"scheduler-back"})
         assert [a.kind for a in found] == ["scheduler-back", "scheduler-lost"]
+    finally:
+        _end(recording.proc)
+
+
+def test_a_scheduler_that_answers_late_for_a_moment_is_not_said_to_fail(
+    scheduler: SchedulerProcess, tmp_path: Path
+) -> None:
+    """A busy scheduler misses a call's timeout while its own work holds its event loop (a large
+    graph arriving). The recorder says it has a problem only once that lasts ``busy_grace``: a
+    moment's stall ends with the scheduler answering again and nothing said."""
+    address = scheduler.start()
+    recording = _recording(tmp_path / "history.db", address, gone_after=120)
+    try:
+        recording.next(event="answering", run_id="0123456789ab")  # its first answer
+        assert scheduler.lines is not None
+        stalled = scheduler.lines.proc
+        stalled.send_signal(signal.SIGSTOP)  # holds its connections and answers nothing
+        # The stall itself: longer than one call may take, shorter than the grace.
+        time.sleep(Limits.call_timeout + 2)
+        assert Limits.call_timeout + 2 < Limits.busy_grace
+        stalled.send_signal(signal.SIGCONT)
+        recording.next(event="answering", run_id="0123456789ab")  # answers again after failing
+        assert not [event for event in recording.seen if event["event"] == "error"], recording.seen
     finally:
         _end(recording.proc)
 
