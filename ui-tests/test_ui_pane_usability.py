@@ -22,7 +22,7 @@ from lab import (
     wait_for_lab,
 )
 from page_log import frames_state, page_log
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Browser, Locator, Page, expect
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 # The minPaneWidth / minPaneHeight defaults in schema/panes.json.
@@ -259,10 +259,12 @@ def test_pane_toolbar_works_from_the_keyboard(browser: Browser, lab: Lab, dask_c
     page.keyboard.press("Space")
     expect(plot).to_have_attribute("data-status", "paused")
     expect(plot.locator(".jp-dashdock-PaneStatus-pause")).to_have_text("Resume")
+    _mark_page(plot)
     page.keyboard.press("Enter")
     expect(plot).to_have_attribute("data-status", "live")
     expect(plot.locator(".jp-dashdock-PaneStatus-pause")).to_have_text("Pause")
-    wait_for_bokeh_plot(page, "Progress")  # resuming loads a fresh page
+    # Resuming loads a fresh page: the old one, still drawn meanwhile, is not it.
+    _wait_for_a_new_page(plot)
 
     # The rate select changes with the up and down keys.
     page.keyboard.press("ArrowRight")
@@ -272,13 +274,9 @@ def test_pane_toolbar_works_from_the_keyboard(browser: Browser, lab: Lab, dask_c
     # Enter on reload loads the page again (a mark left in the page is gone).
     page.keyboard.press("ArrowRight")  # Rewind
     page.keyboard.press("ArrowRight")  # Reload
-    frame = plot.locator("iframe[src]").element_handle().content_frame()  # type: ignore[union-attr]
-    assert frame is not None
-    frame.evaluate("() => { window.dashdockMark = 1; }")
+    _mark_page(plot)
     page.keyboard.press("Enter")
-    reloaded = plot.locator("iframe[src]").element_handle().content_frame()  # type: ignore[union-attr]
-    assert reloaded is not None
-    reloaded.wait_for_function("() => window.dashdockMark === undefined && !!window.Bokeh")
+    _wait_for_a_new_page(plot)
 
     # Enter on open-in-a-tab opens the plot in a browser tab.
     page.keyboard.press("ArrowRight")
@@ -286,6 +284,24 @@ def test_pane_toolbar_works_from_the_keyboard(browser: Browser, lab: Lab, dask_c
         page.keyboard.press("Enter")
     assert "/dashdock/" in popup.value.url
     assert_accessible(page, PANE)
+
+
+def _mark_page(plot: Locator) -> None:
+    """Leave a mark in the page a pane shows: a page loaded after this has none."""
+    frame = plot.locator("iframe[src]").element_handle().content_frame()  # type: ignore[union-attr]
+    assert frame is not None
+    frame.evaluate("() => { window.dashdockMark = 1; }")
+
+
+def _wait_for_a_new_page(plot: Locator) -> None:
+    """The pane shows a page loaded since ``_mark_page``, its Bokeh document drawn."""
+    frame = plot.locator("iframe[src]").element_handle().content_frame()  # type: ignore[union-attr]
+    assert frame is not None
+    frame.wait_for_function(
+        "() => window.dashdockMark === undefined"
+        " && !!window.Bokeh?.documents.some(doc => doc.roots().length > 0)",
+        timeout=45_000,
+    )
 
 
 def test_open_plot_without_a_plot_opens_a_keyboard_picker(
