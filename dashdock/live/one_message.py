@@ -3,10 +3,11 @@
 Bokeh sends each change of a document as a PATCH-DOC message of its own, the moment it is made.
 A Dask redraw often makes several (Occupancy and Progress set their columns and their title;
 Fine Performance Metrics its columns and an axis), so a page's redraw was 1.34 messages on
-average (counted at 24 drawn panes, 10,000 tasks). Each message costs the watcher Bokeh's fixed
-work (its serializer takes a reference to every model of the document), a socket write, the
-Jupyter server's relay and the browser a message. Here the changes a redraw makes are sent
+average (counted at 24 drawn panes, 10,000 tasks), and a browser could draw a title that no
+longer matched its bars until the next message came. Here the changes a redraw makes are sent
 together, in its order, as one PATCH-DOC: the message Bokeh itself sends for several changes.
+It took 28 % off the messages, not measurably the watcher's CPU: a message's fixed cost is small
+beside the redraw that makes it.
 """
 
 from __future__ import annotations
