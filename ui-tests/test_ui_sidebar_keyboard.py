@@ -316,7 +316,12 @@ def test_sources_by_keyboard_selection_contrast_and_plot_errors(
     expect(second).to_have_attribute("aria-selected", "false")
     assert _tab_stops(page, SOURCES) == 1
 
-    # Down then Enter selects the second source; its plots replace the first's.
+    # Down then Enter selects the second source; its plots replace the first's, and the Plots
+    # section's title says whose they are.
+    plots_title = sidebar.locator(".jp-AccordionPanel-title", has_text="Plots")
+    first_name = first.locator(".jp-dashdock-Source-name").inner_text()
+    second_name = second.locator(".jp-dashdock-Source-name").inner_text()
+    expect(plots_title).to_have_text(f"Plots · {first_name}")
     first.focus()
     page.keyboard.press("ArrowDown")
     page.keyboard.press("Enter")
@@ -324,10 +329,12 @@ def test_sources_by_keyboard_selection_contrast_and_plot_errors(
     expect(first).to_have_attribute("aria-selected", "false")
     expect(plot_item(page, "Progress")).to_have_count(1)
     expect(plot_item(page, "Task Stream")).to_have_count(0)
+    expect(plots_title).to_have_text(f"Plots · {second_name}")
     page.keyboard.press("ArrowUp")
     page.keyboard.press("Space")
     expect(first).to_have_attribute("aria-selected", "true")
     expect(plot_item(page, "Task Stream")).to_have_count(1)
+    expect(plots_title).to_have_text(f"Plots · {first_name}")
 
     # The remove buttons have a name and a tooltip, and are not tab stops of their own.
     remove = second.locator(".jp-dashdock-Source-remove")

@@ -37,7 +37,6 @@ export class PlotsSection extends Section {
     this._hasClusters = options.hasClusters ?? false;
 
     const trans = this._trans;
-    this.title.label = trans.__('Plots');
     this._header = element('div', 'jp-dashdock-Plots-header', this.node);
     this._filter = element(
       'input',
@@ -153,11 +152,24 @@ export class PlotsSection extends Section {
 
   private _onModelChanged(): void {
     const selected = this._model.selected;
+    this._nameSource(selected);
     if (selected?.id !== this._plotsFor) {
       this._load(selected);
     } else if (selected && (selected.gpus ?? null) !== this._gpus) {
       this._render(); // the GPU group unfolds once the workers are known to have GPUs
     }
+  }
+
+  /**
+   * The section's title names the source its plots are of: with several sources, the selection
+   * in Sources is otherwise the only sign of which one a click opens.
+   */
+  private _nameSource(source: ISource | null): void {
+    const trans = this._trans;
+    this.title.label = source
+      ? trans.__('Plots · %1', source.name)
+      : trans.__('Plots');
+    this.title.caption = source ? trans.__('The plots of %1', source.name) : '';
   }
 
   /** Ask for the shown source's plots again; the tree changes only if the list did. */
