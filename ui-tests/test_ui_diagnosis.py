@@ -9,7 +9,7 @@ import time
 from a11y import assert_accessible
 from distributed import Client, get_task_stream
 from helpers import recorded_cluster, wait_for_history_plot, wait_until
-from lab import Lab, open_lab, screenshot
+from lab import VIEWPORT, Lab, open_lab, screenshot
 from playwright.sync_api import Browser, expect
 
 
@@ -48,6 +48,13 @@ def test_the_history_view_says_why_a_window_took_so_long(browser: Browser, lab: 
     )
     assert_accessible(page, ".jp-dashdock-Findings")
     screenshot(page, "history-why-it-took-this-long")
+
+    # In a narrow window each sentence wraps and is shown whole: nothing to scroll sideways or down.
+    page.set_viewport_size({"width": 700, "height": 800})
+    shown_whole = "n => n.scrollWidth <= n.clientWidth && n.scrollHeight <= n.clientHeight + 1"
+    wait_until(lambda: region.evaluate(shown_whole), timeout=30)
+    screenshot(page, "history-why-narrow")
+    page.set_viewport_size(VIEWPORT)
 
     # A click (from the keyboard) brushes the straggler's stretch and docks its Task Stream in front.
     label = page.locator(".jp-dashdock-HistoryView-window")

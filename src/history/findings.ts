@@ -6,6 +6,7 @@
 
 import { TranslationBundle } from '@jupyterlab/translation';
 import { Debouncer } from '@lumino/polling';
+import { Message } from '@lumino/messaging';
 import { ISignal, Signal } from '@lumino/signaling';
 import { Widget } from '@lumino/widgets';
 
@@ -13,10 +14,10 @@ import { getDiagnosis } from '../api/client';
 import { IFinding, IHistoryWindow } from '../api/types';
 import { WindowPage } from './pane';
 
-/** The heading's and each row's height: the list's height is set from them (see `_fitRows`). */
-const HEADING_PX = 34;
-const ROW_PX = 22;
-const MAX_ROWS = 4;
+/** The tallest the list grows to before it scrolls (the heading and about four findings). */
+const MAX_HEIGHT_PX = 160;
+/** Its height before anything is measured: the heading and one row. */
+const FIRST_HEIGHT_PX = 56;
 
 /** The recorded page that shows each kind of finding best. */
 const PAGE_OF: Record<string, WindowPage> = {
@@ -48,6 +49,7 @@ export class FindingsList extends Widget {
     this._status.className = 'jp-dashdock-Findings-status';
     this._status.setAttribute('role', 'status');
     this.node.append(heading, this._status, this._list);
+    this._setHeight(FIRST_HEIGHT_PX);
   }
 
   /** Emitted when the user chooses a finding. */
@@ -73,7 +75,7 @@ export class FindingsList extends Widget {
     }
     const trans = this._trans;
     this._status.textContent = trans.__('Reading the recording…');
-    this._fitRows(Math.max(this._list.childElementCount, 1));
+    this._fit();
     let findings: IFinding[];
     try {
       findings = (await getDiagnosis(asked.run, asked.window)).findings;
@@ -94,15 +96,43 @@ export class FindingsList extends Widget {
       ? ''
       : trans.__('No cause cost more than 2 % of this window’s thread time.');
     this._list.replaceChildren(...findings.map(finding => this._item(finding)));
-    this._fitRows(Math.max(findings.length, 1));
+    this._fit();
+  }
+
+  protected onResize(msg: Widget.ResizeMessage): void {
+    super.onResize(msg);
+    // A narrower view wraps the sentences onto more lines.
+    if (msg.width >= 0 && msg.width !== this._width) {
+      this._width = msg.width;
+      this._fit();
+    }
+  }
+
+  protected onAfterShow(msg: Message): void {
+    super.onAfterShow(msg);
+    this._fit();
   }
 
   /**
    * Lab's content header lays its widgets out by their CSS size limits, not their content: the
-   * list gets the height of its rows (up to `MAX_ROWS`, then it scrolls), and its layout refits.
+   * region gets the height its sentences take, wrapped at its width (up to `MAX_HEIGHT_PX`, then
+   * it scrolls), and its layout refits.
    */
-  private _fitRows(rows: number): void {
-    const height = `${HEADING_PX + ROW_PX * Math.min(rows, MAX_ROWS)}px`;
+  private _fit(): void {
+    if (!this.isVisible) {
+      return; // nothing to measure: onAfterShow fits it
+    }
+    const top = this.node.getBoundingClientRect().top - this.node.scrollTop;
+    const last = this._list.childElementCount ? this._list : this._status;
+    const style = getComputedStyle(this.node);
+    const below =
+      parseFloat(style.paddingBottom) + parseFloat(style.borderBottomWidth);
+    const needed = Math.ceil(last.getBoundingClientRect().bottom - top + below);
+    this._setHeight(Math.min(Math.max(needed, FIRST_HEIGHT_PX), MAX_HEIGHT_PX));
+  }
+
+  private _setHeight(px: number): void {
+    const height = `${px}px`;
     if (this.node.style.minHeight !== height) {
       this.node.style.minHeight = height;
       this.node.style.maxHeight = height;
@@ -140,4 +170,5 @@ export class FindingsList extends Widget {
   private _status = document.createElement('p');
   private _chosen = new Signal<this, IFinding>(this);
   private _debouncer = new Debouncer(() => this._fetch(), 300);
+  private _width = -1;
 }
