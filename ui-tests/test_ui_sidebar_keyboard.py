@@ -369,6 +369,16 @@ def test_sources_by_keyboard_selection_contrast_and_plot_errors(
     expect(plot_item(page, "Progress")).to_be_visible()
     expect(message).to_be_hidden()
 
+    # A plot of each open: both sources are on one host, so each tab names its source by its port,
+    # which a narrow tab would otherwise cut off.
+    plot_item(page, "Progress").click()
+    first.click()
+    plot_item(page, "Task Stream").click()
+    tabs = page.locator(".lm-DockPanel-tabBar .lm-TabBar-tabLabel")
+    expect(tabs.filter(has_text="Progress")).to_have_text(f"Progress · :{second_name.rsplit(':', 1)[1]}")
+    expect(tabs.filter(has_text="Task Stream")).to_have_text(f"Task Stream · :{first_name.rsplit(':', 1)[1]}")
+    screenshot(page, "tabs-two-sources-one-host")
+
     # Delete removes the focused source; focus stays in the list.
     second.focus()
     page.keyboard.press("Delete")

@@ -24,6 +24,7 @@ import {
 import { PlotPane } from './pane';
 import { rateFromSetting } from './rates';
 import { SpareFrames } from './spares';
+import { tabSourceLabels } from './tablabels';
 import type { IMainArea } from '../ui/mainarea';
 
 /** How many plots the default layout places as a grid (`gridSteps`). */
@@ -222,11 +223,17 @@ export class PaneManager implements IPlotPanes, IDisposable {
     };
   }
 
-  /** Tabs name their source when panes of more than one source are open. */
+  /** Tabs name their source when panes of more than one source are open (tablabels.ts). */
   private _updateLabels(): void {
     const shown = this.tracker.filter(pane => !pane.isDisposed);
     const sources = new Set(shown.map(pane => pane.healthSource));
-    shown.forEach(pane => pane.setShowSource(sources.size > 1));
+    const labels =
+      sources.size > 1
+        ? tabSourceLabels(shown.map(pane => pane.sourceName))
+        : new Map<string, string>();
+    shown.forEach(pane =>
+      pane.setSourceLabel(labels.get(pane.sourceName) ?? null)
+    );
   }
 
   private _isDark(): boolean {

@@ -116,10 +116,10 @@ export class PlotPane extends MainAreaWidget<DashboardFrame> {
     return this._stateChanged;
   }
 
-  /** Whether the tab names the source too (when panes of more than one source are open). */
-  setShowSource(show: boolean): void {
-    if (show !== this._showSource) {
-      this._showSource = show;
+  /** What the tab calls the source, when panes of more than one source are open (null: nothing). */
+  setSourceLabel(label: string | null): void {
+    if (label !== this._sourceLabel) {
+      this._sourceLabel = label;
       this._render();
     }
   }
@@ -310,8 +310,8 @@ export class PlotPane extends MainAreaWidget<DashboardFrame> {
     const trans = this._trans;
     const status = this.status;
     const source = this._followed();
-    this.title.label = this._showSource
-      ? trans.__('%1 · %2', this.plotName, this.sourceName)
+    this.title.label = this._sourceLabel
+      ? trans.__('%1 · %2', this.plotName, this._sourceLabel)
       : this.plotName;
     this.title.caption = trans.__('%1 — %2', this.plotName, this.sourceName);
     const seconds = Math.max(
@@ -368,7 +368,7 @@ export class PlotPane extends MainAreaWidget<DashboardFrame> {
   /** A short message after the status (why a rewind did not happen). */
   private _note = '';
   private _sourceName: string | null;
-  private _showSource = false;
+  private _sourceLabel: string | null = null;
   private _stateChanged = new Signal<this, void>(this);
   private _hidden: HiddenSuspender;
   private _rate: number;
