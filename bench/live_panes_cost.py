@@ -64,8 +64,13 @@ other machines (JupyterHub users' laptops): what is left is what the plots cost 
 scheduler's sessions for "direct", dashdock's server and recorder for "dashdock". Its "viewer CPU" is
 that process's.
 
+With ``--no-redraw`` dashdock's drawn pages open and are watched as usual but never redraw
+(``no_redraw/sitecustomize.py``, in the watcher only): its rows are then what the live reads, the
+sessions and the recording cost without any drawing, the floor under every way of drawing the plots
+that reads the scheduler as often. Not a way to watch: the pages show nothing.
+
     .venv/bin/python bench/live_panes_cost.py [tasks] [rounds] [--plain] [--remote-viewers] [--refresh S]
-        [--only 8|24]
+        [--only 8|24] [--no-redraw]
     (30000 and 2; ~10 min on 2 cores)
 """
 
@@ -692,7 +697,13 @@ class Bench:
 
 
 def main(
-    tasks: int, rounds: int, remote: bool, plain: bool, refresh: float | None, only: int | None = None
+    tasks: int,
+    rounds: int,
+    remote: bool,
+    plain: bool,
+    refresh: float | None,
+    only: int | None = None,
+    no_redraw: bool = False,
 ) -> None:
     from distributed import Client
     from playwright.sync_api import sync_playwright
@@ -710,7 +721,13 @@ def main(
         extra = (f"--DashdockApp.draw_key_plots_refresh={refresh}",) if refresh is not None else ()
         if refresh is not None:
             print(f"  dashdock's drawn panes refreshed every {refresh:g} s (draw_key_plots_refresh)")
-        with JupyterServer(extra_args=extra) as server:
+        env = {}
+        if no_redraw:
+            print("  dashdock's drawn pages never redraw (no_redraw/sitecustomize.py): its reads alone")
+            env["PYTHONPATH"] = os.pathsep.join(
+                [str(Path(__file__).resolve().parent / "no_redraw"), os.environ.get("PYTHONPATH", "")]
+            )
+        with JupyterServer(extra_args=extra, extra_env=env) as server:
             if not server.with_jsp:
                 print("  jupyter-server-proxy is not installed: its rows are left out")
             asyncio.run(server.wait_ready())
@@ -759,5 +776,18 @@ if __name__ == "__main__":
     parser.add_argument(
         "--only", type=int, choices=COUNTS, default=None, help="the rows with this many pages (and none)"
     )
+    parser.add_argument(
+        "--no-redraw",
+        action="store_true",
+        help="dashdock's drawn pages never redraw: what its reads cost alone (a floor, not a way to watch)",
+    )
     options = parser.parse_args()
-    main(options.tasks, options.rounds, options.remote_viewers, options.plain, options.refresh, options.only)
+    main(
+        options.tasks,
+        options.rounds,
+        options.remote_viewers,
+        options.plain,
+        options.refresh,
+        options.only,
+        options.no_redraw,
+    )
