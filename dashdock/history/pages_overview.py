@@ -101,7 +101,13 @@ def overview(store: HistoryStore, run: Run, whole: Window, window: Window, limit
     )
     selected.js_on_change("start", debounced)
     selected.js_on_change("end", debounced)
-    notes = [f"{run.tasks:,} tasks recorded."]
+    # A live run's count moves on after the page is drawn; the window's findings, asked later, count
+    # more tasks, so the note says which moment its figure is of.
+    notes = [
+        f"{run.tasks:,} tasks recorded when this page was drawn (still recording)."
+        if run.live
+        else f"{run.tasks:,} tasks recorded."
+    ]
     if run.gaps:
         notes.append(f"{run.gaps:,} tasks finished unrecorded (red: the scheduler's task stream overflowed).")
     if len(gaps) >= limits.gaps:

@@ -283,6 +283,19 @@ def test_the_overview_of_a_run_with_more_samples_than_it_reads_still_spans_the_r
     assert 300 * 2**20 in column(document, "managed")  # both workers, summed
 
 
+def test_the_overview_says_when_a_live_runs_count_was_taken(store: HistoryStore) -> None:
+    """A live run keeps counting after its page is drawn, and a window's findings, asked later,
+    count more: the note's figure says which moment it is of."""
+    ended = strings_in(document_of(history_page(store, RUN, "overview", None, None, ASSETS)))
+    assert any(text.startswith("151 tasks recorded. ") for text in ended)
+    live = "5a5a5a5a5a5a"
+    store.begin_run(Run(id=live, source="000000000000", name="live", scheduler="tcp://10.0.0.1:1", start=T0))
+    store.add_tasks(live, burst(0, 7, T0 + 3, group="now"))
+    drawn = strings_in(document_of(history_page(store, live, "overview", None, None, ASSETS)))
+    note = "7 tasks recorded when this page was drawn (still recording)."
+    assert any(text.startswith(note) for text in drawn)
+
+
 def test_the_overview_of_a_window_draws_the_brush_there(store: HistoryStore) -> None:
     page = history_page(store, RUN, "overview", T0 + 5, T0 + 10, ASSETS)
     assert f'"start":{(T0 + 5) * 1000}' in page and f'"end":{(T0 + 10) * 1000}' in page
