@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import time
 from pathlib import Path
 
@@ -47,6 +48,10 @@ def test_a_recorded_run_is_browsed_by_window_and_exported(browser: Browser, lab:
     expect(row).to_contain_text("Cluster 1", timeout=30_000)
     expect(row.locator(".jp-dashdock-Run-live")).to_be_visible()
     expect(row).to_contain_text("tasks")
+    # Its start on a 24-hour clock, as the History view and its plots' axes give times.
+    details = row.locator(".jp-dashdock-Run-details")
+    expect(details).to_contain_text(re.compile(r"\b\d{2}:\d{2}\b"))
+    expect(details).not_to_contain_text(re.compile(r"\b(AM|PM)\b", re.IGNORECASE))
     switch = section.locator(f'.jp-dashdock-RecordSwitch[data-source-id="{source}"]')
     expect(switch).to_have_attribute("aria-checked", "true")
     assert_accessible(page, SECTION)

@@ -59,11 +59,13 @@ export function updateRunRow(
   item.dataset.runId = run.id;
   item.dataset.source = run.source;
   item.classList.toggle(LIVE_CLASS, run.live);
+  // A 24-hour clock, as the History view's window and its plots' axes show times.
   const when = new Date(run.start * 1000).toLocaleString([], {
     month: 'short',
     day: 'numeric',
     hour: '2-digit',
-    minute: '2-digit'
+    minute: '2-digit',
+    hourCycle: 'h23'
   });
   const tasks = formatTasks(run.tasks, trans);
   // A run being recorded has no length yet (one shown would be stale between polls).
