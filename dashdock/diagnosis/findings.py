@@ -101,7 +101,12 @@ def _spans_of(found: Found, actions: set[str], kind: str, title: str, spilled: d
         return
     lost = float((spans.stop[rows] - spans.start[rows]).sum())
     workers = sorted({tasks.names[int(worker)] for worker in np.unique(tasks.worker[spans.task[rows]])})
-    evidence: dict[str, Any] = {"spans": len(rows), "seconds": round(lost, 3), "workers": workers[:20]}
+    evidence: dict[str, Any] = {
+        "spans": len(rows),
+        "seconds": round(lost, 3),
+        "workers": workers[:20],
+        "worker_count": len(workers),
+    }
     if kind == "transfer":
         sources = sorted({source for row in rows if (source := spans.source[row])})
         evidence["from"] = sources[:20]

@@ -208,6 +208,9 @@ def _scheduler_bound(found: Found, idle: np.ndarray, counted: np.ndarray) -> np.
             "saturated_seconds": round(seconds, 3),
             "scheduler_cpu_max": round(busiest, 1),
             "loop_interval_max": round(slowest, 3),
+            # The thresholds, so that the Lab says the same sentence in its own words.
+            "cpu_threshold": SCHEDULER_BUSY,
+            "loop_threshold": LOOP_LAGGING,
         },
         (window.bucket_time(int(covered[0])), window.bucket_time(int(covered[-1]) + 1)),
     )
@@ -279,7 +282,7 @@ def _overhead(found: Found, scheduler_saturated: np.ndarray) -> float:
     found.add(
         "small-tasks",
         gaps,
-        f"went to Dask's overhead between {len(durations):,} tasks of {seconds_text(median)} (median)",
+        f"went to Dask's overhead between tasks ({len(durations):,} tasks, median {seconds_text(median)})",
         "The gaps under 100 ms between one task and the next on one thread, while tasks were this short.",
         {"tasks": len(durations), "median_seconds": round(median, 6), "gap_seconds": round(gaps, 3)},
         window.active,

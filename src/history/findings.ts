@@ -12,6 +12,7 @@ import { Widget } from '@lumino/widgets';
 
 import { getDiagnosis } from '../api/client';
 import { IFinding, IHistoryWindow } from '../api/types';
+import { findingWords } from '../ui/findingtext';
 import { WindowPage } from './pane';
 
 /** The tallest the list grows to before it scrolls (the heading and about four findings). */
@@ -148,8 +149,9 @@ export class FindingsList extends Widget {
     button.type = 'button';
     button.className = 'jp-dashdock-Finding-title';
     // The server's sentence, with its figure (text, never markup: it names the user's groups).
-    button.textContent = finding.title;
-    button.title = `${finding.detail} ${finding.advice}`;
+    const words = findingWords(this._trans, finding);
+    button.textContent = words.title;
+    button.title = `${words.detail} ${words.advice}`;
     button.addEventListener('click', () => this._chosen.emit(finding));
     const docs = document.createElement('a');
     docs.className = 'jp-dashdock-Finding-docs';
@@ -159,7 +161,7 @@ export class FindingsList extends Widget {
     docs.target = '_blank';
     docs.rel = 'noopener noreferrer';
     docs.textContent = this._trans.__('How to fix it');
-    docs.title = finding.advice;
+    docs.title = words.advice;
     item.append(button, docs);
     return item;
   }

@@ -7,6 +7,7 @@ import { TranslationBundle } from '@jupyterlab/translation';
 
 import { APIError, getDiagnosis, summary } from '../api/client';
 import { IDiagnosis } from '../api/types';
+import { findingWords } from '../ui/findingtext';
 import { ICellData } from './celldata';
 
 /** A finding is named under a cell from this share of its window's thread time. */
@@ -98,8 +99,9 @@ export class CellFinding {
       const [top] = diagnosis!.findings;
       if (top && top.share >= STRIP_SHARE) {
         // The server's sentence (text: it names the user's groups), with what to do about it.
-        this.node.textContent = this._trans.__('Why: %1.', top.title);
-        this.node.title = `${top.detail} ${top.advice}`;
+        const words = findingWords(this._trans, top);
+        this.node.textContent = this._trans.__('Why: %1.', words.title);
+        this.node.title = `${words.detail} ${words.advice}`;
         this.node.dataset.kind = top.kind;
         this.node.hidden = false;
       }
