@@ -190,6 +190,9 @@ def test_layout_focuses_open_panes_and_names_say_which_source(
         "Cluster 1 · source removed", timeout=30_000
     )
     expect(removed.locator(".jp-dashdock-PaneStale")).to_have_text("Stale: source removed")
+    # Nothing live is left to pause or slow down; Reload and Rewind stay.
+    expect(removed.locator(".jp-dashdock-PaneStatus-pause")).to_be_disabled()
+    expect(removed.locator(".jp-dashdock-PaneRate")).to_be_disabled()
     _wait_for_saved_source_name(lab, "layout-names", cluster_task_stream or "", "Cluster 1")
     page.reload()
     wait_for_lab(page)

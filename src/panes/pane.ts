@@ -338,7 +338,8 @@ export class PlotPane extends MainAreaWidget<DashboardFrame> {
     this._controls.update({
       paused: this._paused,
       rewound: this.rewound,
-      unrecorded: !!source?.unrecorded
+      unrecorded: !!source?.unrecorded,
+      removed: status === 'gone' && !source
     });
     // The plot on screen is the last one drawn before the scheduler went away: say so over it.
     const stale = status === 'reconnecting' || status === 'gone';

@@ -97,6 +97,8 @@ export class PaneControls {
     paused: boolean;
     rewound: number;
     unrecorded: boolean;
+    /** The source was removed: nothing live is left to pause or to slow down. */
+    removed: boolean;
   }): void {
     const trans = this._trans;
     const pause = this._pause;
@@ -105,9 +107,9 @@ export class PaneControls {
     pause.title = state.paused
       ? trans.__('Show this plot live again')
       : trans.__('Freeze this plot at the current instant');
-    // Pause and rate act on the live plot; a recorded page has neither.
-    pause.disabled = !!state.rewound;
-    this._rate.disabled = !!state.rewound;
+    // Pause and rate act on the live plot; a recorded page, or a removed source's, has none.
+    pause.disabled = !!state.rewound || state.removed;
+    this._rate.disabled = !!state.rewound || state.removed;
     if (this._rewindSelect) {
       this._rewindSelect.value = String(state.rewound);
     }
