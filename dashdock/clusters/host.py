@@ -46,10 +46,18 @@ async def _info(cluster: Any) -> dict[str, Any]:
         "scheduler": cluster.scheduler_address,
         "dashboard": cluster.dashboard_link,
         "workers": len(workers),
+        "requested": _requested(cluster),
         "threads": sum(w.get("nthreads", 0) for w in workers.values()),
         "memory": sum(w.get("memory_limit", 0) or 0 for w in workers.values()),
         "tasks": await _unfinished_tasks(cluster),
     }
+
+
+def _requested(cluster: Any) -> int | None:
+    """The workers the cluster was asked for (a SpecCluster's spec: scale and adapt set it at once,
+    the workers join later), so the sidebar can say "scaling to 3"; None when it cannot tell."""
+    spec = getattr(cluster, "worker_spec", None)
+    return len(spec) if isinstance(spec, dict) else None
 
 
 async def _unfinished_tasks(cluster: Any) -> int | None:

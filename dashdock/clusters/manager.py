@@ -65,6 +65,7 @@ class ManagedCluster:
             scheduler=self.info.get("scheduler"),
             dashboard=self.info.get("dashboard"),
             workers=self.info.get("workers", 0),
+            requested=self.info.get("requested"),
             threads=self.info.get("threads", 0),
             memory=self.info.get("memory", 0),
             adapt=self.adapt,

@@ -32,6 +32,8 @@ class ClusterView:
     adapt: dict[str, int] | None
     tasks: int | None  # unfinished tasks on its scheduler, as last asked
     source: str | None  # the source id of its dashboard, once running
+    # The workers asked for, which join a moment later (None: the cluster does not say).
+    requested: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

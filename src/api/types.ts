@@ -69,6 +69,9 @@ export interface ICluster {
   dashboard: string | null;
   /** Its size as its scheduler reports it; null when the server cannot see it (yet). */
   workers: number | null;
+  /** The workers asked for (scale and adapt set it at once, the workers join later); null or
+   * absent when the cluster does not say (a gateway's). */
+  requested?: number | null;
   threads: number | null;
   memory: number | null;
   adapt: { minimum: number; maximum: number } | null;

@@ -194,17 +194,7 @@ export class ClusterCard {
       : Private.statusLabel(cluster.status, trans);
     const facts: [string, string][] = [
       [trans.__('Scheduler'), cluster.scheduler ?? '—'],
-      [
-        trans.__('Workers'),
-        cluster.adapt
-          ? trans.__(
-              '%1 (adapting %2–%3)',
-              cluster.workers ?? '—',
-              cluster.adapt.minimum,
-              cluster.adapt.maximum
-            )
-          : String(cluster.workers ?? '—')
-      ],
+      [trans.__('Workers'), Private.workersFact(cluster, trans)],
       [trans.__('Threads'), String(cluster.threads ?? '—')],
       [
         trans.__('Memory'),
@@ -241,7 +231,12 @@ export class ClusterCard {
     const max = limits?.max_workers;
     // An unknown size leaves the field empty: Scale then asks for a number, never sends a guess.
     const values: [HTMLInputElement, number | null, string][] = [
-      [this._workers, cluster.workers, trans.__('Workers to scale to')],
+      // What was asked for, not who has joined yet: a Scale to 3 does not read 2 meanwhile.
+      [
+        this._workers,
+        cluster.requested ?? cluster.workers,
+        trans.__('Workers to scale to')
+      ],
       [
         this._minimum,
         cluster.adapt?.minimum ?? 0,
@@ -365,6 +360,34 @@ export namespace ClusterCard {
 }
 
 namespace Private {
+  /**
+   * The Workers fact: how many there are, and while more or fewer were asked for than have joined
+   * ("2 (scaling to 3)"), what a click on Scale set going; an adaptive range says so instead.
+   */
+  export function workersFact(
+    cluster: ICluster,
+    trans: TranslationBundle
+  ): string {
+    const workers = cluster.workers ?? '—';
+    if (cluster.adapt) {
+      return trans.__(
+        '%1 (adapting %2–%3)',
+        workers,
+        cluster.adapt.minimum,
+        cluster.adapt.maximum
+      );
+    }
+    const requested = cluster.requested;
+    if (
+      typeof requested === 'number' &&
+      cluster.workers !== null &&
+      requested !== cluster.workers
+    ) {
+      return trans.__('%1 (scaling to %2)', workers, requested);
+    }
+    return String(workers);
+  }
+
   export function statusLabel(
     status: string,
     trans: TranslationBundle

@@ -117,10 +117,13 @@ async def test_a_cluster_started_scaled_adapted_and_stopped_through_the_api(jupy
     assert response.code == 200
     assert b"bokeh" in response.body.lower()
 
-    # Scaled up to two workers, the listing shows two soon after; then back down to one.
+    # Scaled up to two workers, the listing shows two soon after; then back down to one. The
+    # answer says at once what was asked for, which the sidebar shows until the worker joins.
+    assert cluster["requested"] == 1
     code, scaled = await jupyter.api("PATCH", f"clusters/{cluster_id}", {"workers": 2})
     assert code == 200, scaled
     assert scaled["adapt"] is None
+    assert scaled["requested"] == 2
     assert await eventually(lambda: listed_with(jupyter, cluster_id, workers=2), START), await clusters(
         jupyter
     )
