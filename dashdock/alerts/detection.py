@@ -22,6 +22,8 @@ _REMOVAL_CAUSES = (
     ("worker-send-comm-fail", "the scheduler could not send it messages"),
     ("heartbeat-missing", "it stopped sending heartbeats"),
 )
+# The reason Dask's Client.restart() and Client.restart_workers() give the workers they close.
+_ASKED_RESTART = "client-restart"
 MAX_DETAIL_TEXT = 4000
 
 
@@ -59,6 +61,10 @@ def departure(worker: str, events: object, memory_restarts: object) -> Departure
             return Departure(worker, False, f"its nanny restarted it: it exceeded its memory limit{used}")
     removal = next((m for m in reversed(_messages(events)) if m.get("action") == "remove-worker"), None)
     closing = next((m for m in reversed(_messages(events)) if m.get("action") == "closing-worker"), None)
+    if closing is not None and str(closing.get("reason", "")).startswith(_ASKED_RESTART):
+        # Client.restart() and restart_workers(): the nanny closes the worker and the scheduler then
+        # sees its connection close, which alone would read as a crash.
+        return Departure(worker, True, "a client restarted it")
     if removal is not None and removal.get("expected") is True:
         return Departure(worker, True, "it was closed on purpose")
     stimulus = str(removal.get("stimulus_id", "")) if removal is not None else ""

@@ -172,6 +172,16 @@ REMOVED_ON_PURPOSE = (
 )
 REMOVED_SILENT = ((2.0, {"action": "remove-worker", "expected": False, "stimulus_id": "check-worker-ttl-9"}),)
 MEMORY_RESTART = ((2.0, {"worker": "tcp://127.0.0.1:4001", "pid": 77, "rss": 3 * 2**30}),)
+# What a worker's topic holds after ``client.restart()`` (logged so by this Dask, 2026.8).
+CLIENT_RESTART = (
+    (1.0, {"action": "add-worker"}),
+    (2.0, {"action": "closing-worker", "reason": "client-restart-1796085225.2871034"}),
+    (2.0, {"action": "worker-status-change", "prev-status": "running", "status": "closing"}),
+    (
+        2.0,
+        {"action": "remove-worker", "expected": False, "stimulus_id": "handle-worker-cleanup-1796085225.29"},
+    ),
+)
 
 
 @pytest.mark.parametrize(
@@ -181,6 +191,7 @@ MEMORY_RESTART = ((2.0, {"worker": "tcp://127.0.0.1:4001", "pid": 77, "rss": 3 *
         (REMOVED_ON_PURPOSE, (), True, "on purpose"),
         (REMOVED_SILENT, (), False, "heartbeats"),
         (REMOVED_KILLED, MEMORY_RESTART, False, "memory limit (3.0 GiB)"),
+        (CLIENT_RESTART, (), True, "a client restarted it"),
         ((), (), False, ""),
         ("not events", {"not": "events"}, False, ""),
     ],
