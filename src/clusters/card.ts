@@ -10,6 +10,7 @@ import { makeDraggable } from '../ui/dnd';
 import { element } from '../ui/dom';
 import { formatBytes } from '../ui/format';
 import { clientCodeMimeData } from './code';
+import { statusLabel, workersFact } from './facts';
 
 /** What a card's size controls ask for. */
 export type SizeAction = 'scale' | 'adapt';
@@ -191,10 +192,10 @@ export class ClusterCard {
     this._status.className = `jp-dashdock-ClusterCard-status jp-mod-${cluster.status}`;
     this._status.textContent = busy
       ? trans.__('working…')
-      : Private.statusLabel(cluster.status, trans);
+      : statusLabel(cluster.status, trans);
     const facts: [string, string][] = [
       [trans.__('Scheduler'), cluster.scheduler ?? '—'],
-      [trans.__('Workers'), Private.workersFact(cluster, trans)],
+      [trans.__('Workers'), workersFact(cluster, trans)],
       [trans.__('Threads'), String(cluster.threads ?? '—')],
       [
         trans.__('Memory'),
@@ -356,51 +357,5 @@ export namespace ClusterCard {
   export interface IOptions {
     /** The user changed a number: the failure shown for this cluster is out of date. */
     onEdit?: (id: string) => void;
-  }
-}
-
-namespace Private {
-  /**
-   * The Workers fact: how many there are, and while more or fewer were asked for than have joined
-   * ("2 (scaling to 3)"), what a click on Scale set going; an adaptive range says so instead.
-   */
-  export function workersFact(
-    cluster: ICluster,
-    trans: TranslationBundle
-  ): string {
-    const workers = cluster.workers ?? '—';
-    if (cluster.adapt) {
-      return trans.__(
-        '%1 (adapting %2–%3)',
-        workers,
-        cluster.adapt.minimum,
-        cluster.adapt.maximum
-      );
-    }
-    const requested = cluster.requested;
-    if (
-      typeof requested === 'number' &&
-      cluster.workers !== null &&
-      requested !== cluster.workers
-    ) {
-      return trans.__('%1 (scaling to %2)', workers, requested);
-    }
-    return String(workers);
-  }
-
-  export function statusLabel(
-    status: string,
-    trans: TranslationBundle
-  ): string {
-    switch (status) {
-      case 'running':
-        return trans.__('running');
-      case 'starting':
-        return trans.__('starting');
-      case 'closing':
-        return trans.__('shutting down');
-      default:
-        return trans.__('stopped');
-    }
   }
 }
