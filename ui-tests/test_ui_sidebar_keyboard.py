@@ -14,7 +14,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from a11y import assert_accessible
 from helpers import SIDEBAR, add_source, open_sidebar, pane, plot_item, set_theme
-from lab import DaskCluster, Lab, open_lab, screenshot
+from lab import DaskCluster, Lab, open_lab, screenshot, wait_for_lab
 from playwright.sync_api import Browser, Page, expect
 
 PLOTS = f"{SIDEBAR} .jp-dashdock-Plots"
@@ -89,6 +89,18 @@ def _open_settled(browser: Browser, lab: Lab, workspace: str) -> Page:
     page.wait_for_function("() => document.activeElement?.closest('.jp-Launcher') !== null")
     open_sidebar(page)
     return page
+
+
+def _wait_for_saved(lab: Lab, workspace: str, key: str, value: object) -> None:
+    """Until the Lab has saved ``value`` under ``key`` in its workspace (it saves a moment later)."""
+    deadline = time.monotonic() + 60
+    while True:
+        saved = lab.api(f"lab/api/workspaces/{workspace}")
+        assert isinstance(saved, dict)
+        if saved.get("data", {}).get(key) == value:
+            return
+        assert time.monotonic() < deadline, saved
+        time.sleep(0.5)
 
 
 def _tab_stops(page: Page, selector: str) -> int:
@@ -378,6 +390,18 @@ def test_sources_by_keyboard_selection_contrast_and_plot_errors(
     expect(tabs.filter(has_text="Progress")).to_have_text(f"Progress · :{second_name.rsplit(':', 1)[1]}")
     expect(tabs.filter(has_text="Task Stream")).to_have_text(f"Task Stream · :{first_name.rsplit(':', 1)[1]}")
     screenshot(page, "tabs-two-sources-one-host")
+
+    # The Lab reloaded shows the source the user had selected, not the first one listed.
+    second.click()
+    expect(second).to_have_attribute("aria-selected", "true")
+    second_id = second.locator(".jp-dashdock-Source-remove").get_attribute("data-source-id")
+    _wait_for_saved(lab, "sidebar-sources", "dashdock:sources:selected", second_id)
+    page.reload()
+    wait_for_lab(page)
+    open_sidebar(page)
+    expect(plots_title).to_have_text(f"Plots · {second_name}")
+    expect(second).to_have_attribute("aria-selected", "true")
+    expect(first).to_have_attribute("aria-selected", "false")
 
     # Delete removes the focused source; focus stays in the list.
     second.focus()

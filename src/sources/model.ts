@@ -111,11 +111,24 @@ export class SourcesModel implements ISourcesModel, IDisposable {
   }
 
   select(id: string | null): void {
+    this._preferredId = null; // the user's choice wins over a remembered one
     if (id === this._selectedId) {
       return;
     }
     this._selectedId = id;
     this._changed.emit();
+  }
+
+  /**
+   * Select `id` as soon as it is listed (now, or when the sources arrive), unless the user selects
+   * another first: the selection a reload of the Lab restores.
+   */
+  prefer(id: string): void {
+    if (this._sources.some(s => s.id === id)) {
+      this.select(id);
+    } else {
+      this._preferredId = id;
+    }
   }
 
   plots(id: string): Promise<IPlot[]> {
@@ -165,6 +178,11 @@ export class SourcesModel implements ISourcesModel, IDisposable {
     // Disabled sources are listed, never selected or used: nothing can be opened from them.
     const sources = listing.sources.filter(s => !s.disabled);
     const disabled = listing.sources.filter(s => s.disabled);
+    const preferred = this._preferredId;
+    if (preferred !== null && sources.some(s => s.id === preferred)) {
+      this._selectedId = preferred;
+      this._preferredId = null;
+    }
     const selectionGone = !sources.some(s => s.id === this._selectedId);
     if (selectionGone) {
       this._selectedId = sources.length ? sources[0].id : null;
@@ -200,6 +218,7 @@ export class SourcesModel implements ISourcesModel, IDisposable {
   private _ownWarnings: string[] = [];
   private _dismissed = new Set<string>();
   private _selectedId: string | null = null;
+  private _preferredId: string | null = null;
   private _checkInterval = 5000;
   private _retryInterval = 3000;
   private _poll: Poll;
