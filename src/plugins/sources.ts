@@ -9,6 +9,7 @@ import { ITranslator, nullTranslator } from '@jupyterlab/translation';
 
 import { addSourceCommands } from '../sources/commands';
 import { SourcesModel } from '../sources/model';
+import { rememberSelection } from '../sources/selection';
 import { CommandIDs, ISourcesModel, TRANSLATION_DOMAIN } from '../tokens';
 
 /**
@@ -61,34 +62,3 @@ export const sourcesPlugin: JupyterFrontEndPlugin<ISourcesModel> = {
     return model;
   }
 };
-
-/** Where the Lab keeps which source the sidebar shows, so that a reload shows it again. */
-const SELECTION_KEY = 'dashdock:sources:selected';
-
-/**
- * The selected source is restored from the Lab's state database, then saved whenever it changes.
- * Saving starts only once the saved one is read: the first listing selects the first source, which
- * must not overwrite the choice being restored.
- */
-function rememberSelection(model: SourcesModel, state: IStateDB): void {
-  let saved: string | null = null;
-  void state
-    .fetch(SELECTION_KEY)
-    .then(value => {
-      if (typeof value === 'string') {
-        model.prefer(value);
-      }
-    })
-    .catch(error =>
-      console.warn('dashdock: could not read the selection', error)
-    )
-    .then(() => {
-      model.changed.connect(() => {
-        const id = model.selected?.id ?? null;
-        if (id !== null && id !== saved) {
-          saved = id;
-          void state.save(SELECTION_KEY, id);
-        }
-      });
-    });
-}
