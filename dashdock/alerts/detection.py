@@ -17,7 +17,8 @@ from dashdock.history.model import Alert, TaskRecord
 
 # Dask's stimulus ids say why the scheduler removed a worker; the prefix is the cause.
 _REMOVAL_CAUSES = (
-    ("handle-worker-cleanup", "its connection closed without notice (the process was killed or crashed)"),
+    # What matters first: a toast cuts a long title short (Lab shows 140 characters).
+    ("handle-worker-cleanup", "killed or crashed (its connection closed without notice)"),
     ("check-worker-ttl", "it stopped sending heartbeats"),
     ("worker-send-comm-fail", "the scheduler could not send it messages"),
     ("heartbeat-missing", "it stopped sending heartbeats"),
