@@ -34,7 +34,7 @@ seconds and the CPU seconds over it of dashdock's watcher process and of the sch
 process, workers excluded). Figures only, nothing asserted; targets: delay median <= 0.3 s, the drawn
 Task Stream changing at least as often as Dask's. Needs Chromium.
 
-    .venv/bin/python bench/drawn_freshness.py [--rounds N] [--seconds S] [--preload]
+    .venv/bin/python bench/drawn_freshness.py [--rounds N] [--seconds S] [--preload] [--refresh S]
     (3 rounds of 10 s; about 2 minutes)
 """
 
@@ -404,7 +404,7 @@ class Bench:
         print("  targets: delay median <= 0.3 s; Task Stream rate ratio >= 1")
 
 
-def main(rounds: int, seconds: float, preload: bool) -> None:
+def main(rounds: int, seconds: float, preload: bool, refresh: float | None = None) -> None:
     from distributed import Client
     from playwright.sync_api import sync_playwright
 
@@ -413,9 +413,13 @@ def main(rounds: int, seconds: float, preload: bool) -> None:
         f"Drawn plots vs Dask's own pages: {rounds} rounds of ~{seconds:g} s, "
         f"cluster {'with' if preload else 'without'} dashdock's preload"
     )
+    extra: tuple[str, ...] = ()
+    if refresh is not None:
+        print(f"  dashdock's drawn panes refreshed every {refresh:g} s (draw_key_plots_refresh)")
+        extra = (f"--DashdockApp.draw_key_plots_refresh={refresh}",)
     cluster = Cluster(preload)
     try:
-        with JupyterServer(with_jsp=False) as server:
+        with JupyterServer(with_jsp=False, extra_args=extra) as server:
             asyncio.run(server.wait_ready())
             with Client(cluster.scheduler, timeout=60) as client:
                 client.gather(client.map(work, range(-40, 0), pure=False))  # warm the workers up
@@ -450,5 +454,8 @@ if __name__ == "__main__":
     parser.add_argument(
         "--preload", action="store_true", help="the scheduler runs dashdock.kernel.plot_state"
     )
+    parser.add_argument(
+        "--refresh", type=float, default=None, help="dashdock's draw_key_plots_refresh (default: the trait's)"
+    )
     options = parser.parse_args()
-    main(options.rounds, options.seconds, options.preload)
+    main(options.rounds, options.seconds, options.preload, options.refresh)
