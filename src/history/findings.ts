@@ -148,7 +148,7 @@ export class FindingsList extends Widget {
     const button = document.createElement('button');
     button.type = 'button';
     button.className = 'jp-dashdock-Finding-title';
-    // The server's sentence, with its figure (text, never markup: it names the user's groups).
+    // The finding's sentence, with its figure (text, never markup: it names the user's groups).
     const words = findingWords(this._trans, finding);
     button.textContent = words.title;
     button.title = `${words.detail} ${words.advice}`;

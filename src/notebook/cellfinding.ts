@@ -98,7 +98,7 @@ export class CellFinding {
       }
       const [top] = diagnosis!.findings;
       if (top && top.share >= STRIP_SHARE) {
-        // The server's sentence (text: it names the user's groups), with what to do about it.
+        // The finding's sentence (text: it names the user's groups), with what to do about it.
         const words = findingWords(this._trans, top);
         this.node.textContent = this._trans.__('Why: %1.', words.title);
         this.node.title = `${words.detail} ${words.advice}`;
