@@ -5,6 +5,7 @@ asks first while work is running."""
 from __future__ import annotations
 
 import json
+import operator
 import re
 import time
 from collections.abc import Callable, Iterator
@@ -178,9 +179,23 @@ def test_a_cluster_card_used_from_the_keyboard(page_lab: tuple[Page, Lab]) -> No
         expect(card.locator(".jp-dashdock-ClusterCard-status")).to_have_text("running")
         assert listed(lab, cluster_id)["status"] == "running"
 
-        # Once the work is done (cancelled here), it shuts down at once, and the focus stays in the section.
+        # Results the workers hold would be lost too: it asks for them, with the count.
         client.cancel(futures)
-        wait_until(lambda: listed(lab, cluster_id)["tasks"] == 0)
+        results = client.map(operator.neg, range(3), pure=False)
+        client.gather(results)
+        wait_until(lambda: listed(lab, cluster_id)["tasks"] == 0 and listed(lab, cluster_id)["held"] == 3)
+        card.locator('button[data-action="stop"]').focus()
+        page.keyboard.press("Enter")
+        expect(dialog).to_contain_text("Its workers hold 3 results in memory, which are lost.")
+        expect(dialog).not_to_contain_text("running")
+        page.keyboard.press("Enter")
+        expect(dialog).to_have_count(0)
+        assert listed(lab, cluster_id)["status"] == "running"
+
+        # Once nothing is running or held (released here), it shuts down at once, and the focus
+        # stays in the section.
+        client.cancel(results)
+        wait_until(lambda: listed(lab, cluster_id)["held"] == 0)
     card.locator('button[data-action="stop"]').focus()
     page.keyboard.press("Space")
     expect(page.locator(CARD)).to_have_count(0, timeout=60_000)

@@ -49,7 +49,7 @@ async def _info(cluster: Any) -> dict[str, Any]:
         "requested": _requested(cluster),
         "threads": sum(w.get("nthreads", 0) for w in workers.values()),
         "memory": sum(w.get("memory_limit", 0) or 0 for w in workers.values()),
-        "tasks": await _unfinished_tasks(cluster),
+        **await _task_counts(cluster),
     }
 
 
@@ -60,24 +60,33 @@ def _requested(cluster: Any) -> int | None:
     return len(spec) if isinstance(spec, dict) else None
 
 
-async def _unfinished_tasks(cluster: Any) -> int | None:
-    """How many tasks the scheduler has not finished (so the sidebar asks before a shut down);
-    None when the scheduler cannot tell."""
+async def _task_counts(cluster: Any) -> dict[str, int | None]:
+    """How many tasks the scheduler has not finished (``tasks``) and how many results its workers
+    hold (``held``), so the sidebar asks before a shut down loses either; None when the scheduler
+    cannot tell."""
     groups = getattr(getattr(cluster, "scheduler", None), "task_groups", None)
     if isinstance(groups, dict):
         # The scheduler runs on this process's loop (a LocalCluster): its own counts, exact and cheap
         # (one entry per task group, not per task).
-        return sum(group.states.get(state, 0) for group in list(groups.values()) for state in _UNFINISHED)
+        listed = list(groups.values())
+        return {
+            "tasks": sum(group.states.get(state, 0) for group in listed for state in _UNFINISHED),
+            "held": sum(group.states.get("memory", 0) for group in listed),
+        }
     comm = getattr(cluster, "scheduler_comm", None)
     if comm is None:
-        return None
+        return {"tasks": None, "held": None}
     try:
         # A remote scheduler (a SpecCluster's in another process or on another host): its per-prefix
         # counts, which leave out queued and no-worker tasks (Dask does not send them).
         prefixes = await asyncio.wait_for(comm.get_task_prefix_states(), _TASKS_TIMEOUT)
     except Exception:  # an unanswered count must not fail the command it rides on
-        return None
-    return sum(counts.get("processing", 0) + counts.get("waiting", 0) for counts in prefixes.values())
+        return {"tasks": None, "held": None}
+    counts = list(prefixes.values())
+    return {
+        "tasks": sum(c.get("processing", 0) + c.get("waiting", 0) for c in counts),
+        "held": sum(c.get("memory", 0) for c in counts),
+    }
 
 
 async def _serve() -> None:

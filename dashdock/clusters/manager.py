@@ -71,6 +71,7 @@ class ManagedCluster:
             adapt=self.adapt,
             # Unfinished tasks on the scheduler as last asked (None: it cannot tell).
             tasks=self.info.get("tasks"),
+            held=self.info.get("held"),
             source=self.id if self.status == "running" and self.info.get("dashboard") else None,
         )
 

@@ -34,6 +34,8 @@ class ClusterView:
     source: str | None  # the source id of its dashboard, once running
     # The workers asked for, which join a moment later (None: the cluster does not say).
     requested: int | None = None
+    # Results its workers hold in memory, as last asked, which shutting down loses (None: unknown).
+    held: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

@@ -77,6 +77,9 @@ export interface ICluster {
   adapt: { minimum: number; maximum: number } | null;
   /** Tasks its scheduler has not finished, as last asked; null when it cannot tell. */
   tasks: number | null;
+  /** Results its workers hold in memory, as last asked, which shutting down loses; null or
+   * absent when it cannot tell. */
+  held?: number | null;
   /** The source id of its dashboard, once running. */
   source: string | null;
 }

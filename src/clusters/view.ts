@@ -204,25 +204,42 @@ export class ClustersSection extends Section {
   }
 
   /**
-   * Shut a cluster down, asking first while its scheduler has tasks to finish (counted afresh:
-   * the last poll may be seconds old).
+   * Shut a cluster down, asking first while its scheduler has tasks to finish or its workers hold
+   * results (counted afresh: the last poll may be seconds old): either is lost with it.
    */
   private async _stop(cluster: ICluster): Promise<void> {
     const trans = this._trans;
     await this._model.refresh().catch(() => undefined);
-    const tasks =
-      this._model.clusters.find(c => c.id === cluster.id)?.tasks ?? null;
-    if (tasks !== 0) {
+    const listed = this._model.clusters.find(c => c.id === cluster.id);
+    const tasks = listed?.tasks ?? null;
+    const held = listed?.held ?? 0;
+    if (tasks !== 0 || held > 0) {
+      const said: string[] = [];
+      if (tasks === null) {
+        said.push(
+          trans.__('Its scheduler cannot tell whether work is running.')
+        );
+      } else if (tasks > 0) {
+        said.push(
+          trans._n(
+            '%1 task is still running.',
+            '%1 tasks are still running.',
+            tasks
+          )
+        );
+      }
+      if (held > 0) {
+        said.push(
+          trans._n(
+            'Its workers hold %1 result in memory, which is lost.',
+            'Its workers hold %1 results in memory, which are lost.',
+            held
+          )
+        );
+      }
       const result = await showDialog({
         title: trans.__('Shut down %1?', cluster.name),
-        body:
-          tasks === null
-            ? trans.__('Its scheduler cannot tell whether work is running.')
-            : trans._n(
-                '%1 task is still running.',
-                '%1 tasks are still running.',
-                tasks
-              ),
+        body: said.join(' '),
         buttons: [
           Dialog.cancelButton({ label: trans.__('Cancel') }),
           Dialog.warnButton({ label: trans.__('Shut down') })

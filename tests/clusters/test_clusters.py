@@ -9,6 +9,7 @@ timing assertions.
 from __future__ import annotations
 
 import asyncio
+import operator
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
@@ -190,6 +191,18 @@ async def test_a_cluster_lists_the_tasks_its_scheduler_has_not_finished(jupyter:
         # Cancelled, the work is gone from the scheduler, and from the listing.
         await client.cancel(futures)
         assert await eventually(lambda: listed_with(jupyter, cluster_id, tasks=0), START), await clusters(
+            jupyter
+        )
+
+        # Results the notebook keeps are held by the workers: counted too, as shutting down loses them.
+        assert cluster["held"] == 0
+        results = client.map(operator.neg, range(5), pure=False)
+        await client.gather(results)
+        assert await eventually(lambda: listed_with(jupyter, cluster_id, held=5), START), await clusters(
+            jupyter
+        )
+        await client.cancel(results)
+        assert await eventually(lambda: listed_with(jupyter, cluster_id, held=0), START), await clusters(
             jupyter
         )
     code, _ = await jupyter.api("DELETE", f"clusters/{cluster_id}")
