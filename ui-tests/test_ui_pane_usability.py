@@ -187,9 +187,9 @@ def test_layout_focuses_open_panes_and_names_say_which_source(
     expect(page.locator(CARD)).to_have_count(0, timeout=60_000)
     removed = page.locator(f"#{cluster_task_stream}")
     expect(removed.locator(".jp-dashdock-PaneStatus")).to_have_text(
-        "Cluster 1 · source removed", timeout=30_000
+        "Cluster 1 · source removed or shut down", timeout=30_000
     )
-    expect(removed.locator(".jp-dashdock-PaneStale")).to_have_text("Stale: source removed")
+    expect(removed.locator(".jp-dashdock-PaneStale")).to_have_text("Stale: source removed or shut down")
     # Nothing live is left to pause or slow down; Reload and Rewind stay.
     expect(removed.locator(".jp-dashdock-PaneStatus-pause")).to_be_disabled()
     expect(removed.locator(".jp-dashdock-PaneRate")).to_be_disabled()
@@ -198,7 +198,7 @@ def test_layout_focuses_open_panes_and_names_say_which_source(
     wait_for_lab(page)
     restored = page.locator(f"#{cluster_task_stream}")
     expect(restored.locator(".jp-dashdock-PaneStatus")).to_have_text(
-        "Cluster 1 · source removed", timeout=30_000
+        "Cluster 1 · source removed or shut down", timeout=30_000
     )
     expect(_tab(page, cluster_task_stream or "")).to_have_text("Task Stream · Cluster 1")
 

@@ -47,7 +47,7 @@ export function statusLabels(
     reconnecting: trans.__('reconnecting, next try in %1 s', state.seconds),
     gone: state.sourceKnown
       ? trans.__('scheduler gone, next try in %1 s', state.seconds)
-      : trans.__('source removed'),
+      : trans.__('source removed or shut down'),
     rewound: trans.__('rewound · last %1 min', state.rewound / 60)
   };
 }
