@@ -98,6 +98,72 @@ describe('findingWords', () => {
     assert.match(words.detail, /every 100 ms or slower \(at worst 250 ms;/);
   });
 
+  it('names the task that held the end, and the ends of several computations', () => {
+    const longest = { key: "('sleep', 50)", seconds: 8, group_median: 0.1 };
+    const one = findingWords(trans, {
+      ...server,
+      kind: 'straggler',
+      share: 0.38,
+      evidence: { tail_seconds: 7.98, ends: 1, long_tasks: 1, tasks: [longest] }
+    });
+    assert.equal(
+      one.title,
+      '38 % of thread time was idle in the last 7.98 s while 1 long task ran'
+    );
+    assert.equal(
+      one.detail,
+      "Idle threads at the end, while at most a quarter of them were busy. The longest: ('sleep', 50), 8.00 s against its group's median of 100.0 ms."
+    );
+    const two = findingWords(trans, {
+      ...server,
+      kind: 'straggler',
+      share: 0.1,
+      evidence: { tail_seconds: 12, ends: 2, long_tasks: 3, tasks: [longest] }
+    });
+    assert.equal(
+      two.title,
+      '10 % of thread time was idle at the end of 2 computations (12.00 s in all) while 3 long tasks ran'
+    );
+  });
+
+  it('says "between workers" once for transfers, and counts the workers in the detail', () => {
+    const words = findingWords(trans, {
+      ...server,
+      kind: 'transfer',
+      share: 0.12,
+      evidence: {
+        spans: 40,
+        seconds: 2.5,
+        workers: ['a', 'b'],
+        worker_count: 2
+      }
+    });
+    assert.equal(
+      words.title,
+      '12 % of thread time went to moving data between workers'
+    );
+    assert.equal(
+      words.detail,
+      '40 transfers to tasks on 2 workers (red in the Task Stream) lasting 2.50 s in all.'
+    );
+  });
+
+  it('advises on time off the CPU by the threads a worker runs', () => {
+    const advice = (threads: number) =>
+      findingWords(trans, {
+        ...server,
+        kind: 'non-cpu',
+        share: 0.6,
+        evidence: {
+          thread_noncpu_seconds: 6,
+          thread_cpu_seconds: 1,
+          threads_per_worker: threads
+        }
+      }).advice;
+    assert.match(advice(1), /^Each worker ran one task at a time/);
+    assert.match(advice(4), /Use processes rather than threads/);
+  });
+
   it("keeps the server's words for a kind it does not know, or evidence it cannot read", () => {
     const unknown = findingWords(trans, {
       ...server,

@@ -14,6 +14,7 @@ import numpy as np
 
 from dashdock.diagnosis.found import Finding, Found, count
 from dashdock.diagnosis.idle import idle_causes
+from dashdock.diagnosis.kinds import ONE_THREAD_NON_CPU
 from dashdock.diagnosis.window import TaskWindow
 from dashdock.history.report_metrics import WindowMetrics, bytes_text, seconds_text
 from dashdock.history.store_columns import ACTIONS
@@ -110,7 +111,10 @@ def _spans_of(found: Found, actions: set[str], kind: str, title: str, spilled: d
     if kind == "transfer":
         sources = sorted({source for row in rows if (source := spans.source[row])})
         evidence["from"] = sources[:20]
-        detail = f"{len(rows):,} transfers (red in the Task Stream) lasting {seconds_text(lost)} in all."
+        detail = (
+            f"{count(len(rows), 'transfer')} to tasks on {count(len(workers), 'worker')} (red in the Task "
+            f"Stream) lasting {seconds_text(lost)} in all."
+        )
     else:
         on_disk = sum(spilled.get(worker, 0) for worker in workers)
         evidence["spilled_bytes"] = on_disk
@@ -119,7 +123,8 @@ def _spans_of(found: Found, actions: set[str], kind: str, title: str, spilled: d
             f"{len(rows):,} reads and writes of spilled data (orange in the Task Stream), "
             f"{seconds_text(lost)} in all."
         )
-    where = f" on {len(workers)} worker{'s' if len(workers) > 1 else ''}"
+    # A transfer's title says "between workers" already; its detail counts them.
+    where = "" if kind == "transfer" else f" on {count(len(workers), 'worker')}"
     span = (float(spans.start[rows].min()), float(spans.stop[rows].max()))
     found.add(kind, lost, title + where, detail, evidence, span)
 
@@ -129,11 +134,17 @@ def _non_cpu(found: Found, metrics: WindowMetrics) -> None:
     on = sum(v for (_, activity), v in metrics.seconds.items() if activity == "thread-cpu")
     if off <= 0:
         return
+    per_worker = max(found.window.threads.values(), default=0)
     found.add(
         "non-cpu",
         off,
         "was spent by task threads off the CPU (the GIL, I/O, or waiting for a core)",
         f"Dask's Fine Performance Metrics: {seconds_text(off)} off the CPU against {seconds_text(on)} on it.",
-        {"thread_noncpu_seconds": round(off, 3), "thread_cpu_seconds": round(on, 3)},
+        {
+            "thread_noncpu_seconds": round(off, 3),
+            "thread_cpu_seconds": round(on, 3),
+            "threads_per_worker": per_worker or None,  # the most of any worker
+        },
         (found.window.active if len(found.window.tasks) else (found.window.first, found.window.last)),
+        ONE_THREAD_NON_CPU if per_worker == 1 else None,
     )

@@ -62,7 +62,9 @@ class Found:
         detail: str,
         evidence: dict[str, Any],
         span: tuple[float, float],
+        advice: str | None = None,
     ) -> None:
+        """``advice``: this finding's, where the kind's general one does not fit it."""
         share = lost / self.capacity
         if lost <= 0 or share < MIN_SHARE:
             return
@@ -77,7 +79,7 @@ class Found:
                 evidence,
                 span[0],
                 span[1],
-                KINDS[kind].advice,
+                advice or KINDS[kind].advice,
                 KINDS[kind].docs,
             )
         )

@@ -6,6 +6,7 @@ little parallel work, in that order.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -42,18 +43,29 @@ def idle_causes(found: Found) -> None:
     idle = np.maximum(capacity - busy - window.waiting, 0.0)
     total_busy, total_capacity = busy.sum(axis=0), capacity.sum(axis=0)
     counted = np.zeros_like(idle, dtype=bool)
-    # The tail: the end, from when at most a quarter of the threads (or one) still ran tasks.
-    since = _tail_start(window)
-    if since is not None:
+    # Each period of work's end: from when at most a quarter of the threads (or one) still ran tasks.
+    tails = []
+    for period in window.periods:
+        since = _tail_start(window, period)
+        if since is None:
+            continue
+        k0 = int((period[0] - window.active[0]) / window.width)
         k = min(int((since - window.active[0]) / window.width), len(total_busy) - 1)
+        k1 = min(int((period[1] - window.active[0]) / window.width) + 1, len(total_busy))
         # After busy work only (a chain is idle all along: that is too little parallel work).
-        before = float(total_busy[:k].sum()) / max(float(total_capacity[:k].sum()), 1e-9)
-        long_enough = window.active[1] - since >= max(0.05 * (window.active[1] - window.active[0]), 0.2)
-        if k > 0 and before >= 2 * TAIL_BUSY and long_enough:
-            counted[:, k:] = True
-            _straggler(found, float(idle[:, k:].sum()), since)
+        before = float(total_busy[k0:k].sum()) / max(float(total_capacity[k0:k].sum()), 1e-9)
+        long_enough = period[1] - since >= max(0.05 * (period[1] - period[0]), 0.2)
+        if k > k0 and before >= 2 * TAIL_BUSY and long_enough:
+            tails.append((since, period[1], float(idle[:, k:k1][~counted[:, k:k1]].sum())))
+            counted[:, k:k1] = True
+    if tails:
+        _straggler(found, tails)
     _paused(found, idle, counted)
-    overhead = _overhead(found, _scheduler_bound(found, idle, counted))
+    scheduler_saturated = _scheduler_bound(found, idle, counted)
+    # Between periods of work nothing was submitted: idle, but for no cause (a pause or a saturated
+    # scheduler there was counted above: it is why nothing ran).
+    idle = np.where(counted, idle, np.maximum(idle - window.capacity * window.no_work[None, :], 0.0))
+    overhead = _overhead(found, scheduler_saturated)
     # The rest: while a worker was saturated, the others' idle threads are imbalance; else too few tasks.
     # Imbalance: a worker saturated that was still given tasks later, while others idled (one long
     # task alone on a worker is too little parallel work, not imbalance).
@@ -91,53 +103,75 @@ def idle_causes(found: Found) -> None:
     )
 
 
-def _tail_start(window: TaskWindow) -> float | None:
-    """When the end's few running tasks were all that ran: going back from the end, the first time
-    more tasks ran than a quarter of the threads (or one). None when that never happened, or on a
-    single thread: a straggler idles the others, and there are none (two tasks seem to run at once
-    there only where Dask stamped one's stop a moment after the next one's start)."""
+def _tail_start(window: TaskWindow, period: tuple[float, float]) -> float | None:
+    """When the end of a period of work had only its few running tasks: going back from the
+    period's end, the first time more tasks ran than a quarter of the threads (or one). None when
+    that never happened, or on a single thread: a straggler idles the others, and there are none
+    (two tasks seem to run at once there only where Dask stamped one's stop a moment after the
+    next one's start)."""
     if window.thread_count <= 1:
         return None
     allowed = max(1, int(TAIL_BUSY * window.thread_count))
-    times = np.concatenate([window.tasks.stop, window.tasks.start])
+    tasks = window.tasks
+    (rows,) = np.nonzero((tasks.stop >= period[0]) & (tasks.start <= period[1]))
+    times = np.concatenate([tasks.stop[rows], tasks.start[rows]])
     # Backwards, a stop is a task that runs before it (+1), a start one that ended (-1); at one
     # time, a task that starts comes before one that stops (they did not run together).
-    steps = np.concatenate([np.ones(len(window.tasks)), -np.ones(len(window.tasks))])
+    steps = np.concatenate([np.ones(len(rows)), -np.ones(len(rows))])
     order = np.lexsort((steps, -times))
     over = np.nonzero(np.cumsum(steps[order]) > allowed)[0]
     return float(times[order[over[0]]]) if len(over) else None
 
 
-def _straggler(found: Found, lost: float, since: float) -> None:
+def _straggler(found: Found, tails: list[tuple[float, float, float]]) -> None:
+    """``tails``: (since, end, idle thread-seconds) of each period of work held by its last tasks."""
     window = found.window
     tasks, durations = window.tasks, window.durations
-    end = window.active[1]
-    # What held the end: tasks that ran through at least half of the tail.
-    half = since + (end - since) / 2
-    (through,) = np.nonzero((tasks.start <= half) & (tasks.stop > half))
-    running = through[np.argsort(-durations[through], kind="stable")][:5]
+    # What held each end: tasks that ran through at least half of its tail; the longest first.
+    held: list[int] = []
+    for since, end, _ in tails:
+        half = since + (end - since) / 2
+        (through,) = np.nonzero((tasks.start <= half) & (tasks.stop > half))
+        held.extend(int(row) for row in through)
+    running = sorted(set(held), key=lambda row: -durations[row])[:5]
     medians = {
         int(group): float(np.median(durations[tasks.group == group])) for group in set(tasks.group[running])
     }
+    tail_seconds = sum(end - since for since, end, _ in tails)
+    listed: list[dict[str, Any]] = [
+        {
+            "key": tasks.key(row),
+            "group": tasks.group_name(row),
+            "seconds": round(float(durations[row]), 3),
+            "group_median": round(medians[int(tasks.group[row])], 3),
+        }
+        for row in running
+    ]
     evidence = {
-        "tail_seconds": round(end - since, 3),
-        "tasks": [
-            {
-                "key": tasks.key(row),
-                "group": tasks.group_name(row),
-                "seconds": round(float(durations[row]), 3),
-                "group_median": round(medians[int(tasks.group[row])], 3),
-            }
-            for row in running
-        ],
+        "tail_seconds": round(tail_seconds, 3),
+        "ends": len(tails),  # periods of work (computations) whose end was held
+        "long_tasks": len(set(held)),
+        "tasks": listed,
     }
+    longest = listed[0] if listed else None
+    where = (
+        f"in the last {seconds_text(tail_seconds)}"
+        if len(tails) == 1
+        else f"at the end of {len(tails)} computations ({seconds_text(tail_seconds)} in all)"
+    )
     found.add(
         "straggler",
-        lost,
-        f"was idle in the last {seconds_text(end - since)} while {count(len(running), 'long task')} ran",
-        "Idle threads at the end, while at most a quarter of them were busy.",
+        sum(lost for _, _, lost in tails),
+        f"was idle {where} while {count(len(set(held)), 'long task')} ran",
+        "Idle threads at the end, while at most a quarter of them were busy."
+        + (
+            f" The longest: {longest['key']}, {seconds_text(longest['seconds'])} against its group's "
+            f"median of {seconds_text(longest['group_median'])}."
+            if longest
+            else ""
+        ),
         evidence,
-        (since, end),
+        (tails[0][0], tails[-1][1]),
     )
 
 

@@ -89,3 +89,10 @@ KINDS: dict[str, Kind] = {
         ),
     )
 }
+
+# Off the CPU where every worker runs one task at a time: no task thread contends for another's GIL.
+ONE_THREAD_NON_CPU = (
+    "Each worker ran one task at a time, so this is not tasks contending for the GIL: they waited "
+    "on I/O (disk, network, a sleep) or for a core. Tasks that wait on I/O overlap with more threads "
+    "per worker; workers that outnumber the cores need fewer of them."
+)

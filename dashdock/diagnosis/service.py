@@ -11,6 +11,9 @@ from dashdock.history.model import Run
 from dashdock.history.report_metrics import metrics_of_window
 from dashdock.history.store import HistoryStore
 
+# A worker's heartbeat (Dask's: about every second on a small cluster) and a recorder tick (1 s).
+SPILL_REPORT_LAG = 2.5
+
 
 @dataclass(frozen=True)
 class DiagnosisLimits:
@@ -25,7 +28,10 @@ def diagnose_window(
     run_span = (run.start, run.end or time.time())
     window = read_window(store, run.id, start, end, run_span, limits.max_tasks)
     spilled: dict[str, int] = {}
-    for sample in store.worker_samples(run.id, window.first, window.last, limit=limits.max_samples):
+    # A worker reports its bytes on disk with its heartbeat, which the recorder reads at its next
+    # tick: what a short window spilled can first show that long after it.
+    reported_by = window.last + SPILL_REPORT_LAG
+    for sample in store.worker_samples(run.id, window.first, reported_by, limit=limits.max_samples):
         spilled[sample.worker] = max(spilled.get(sample.worker, 0), sample.spilled)
     findings: list[Finding] = diagnose(window, metrics_of_window(store, run.id, start, end), spilled)
     return {

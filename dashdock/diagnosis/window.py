@@ -25,6 +25,11 @@ TRANSFER = ACTIONS.index("transfer")
 BUCKET_SECONDS = 0.05
 MAX_BUCKETS = 4000
 MAX_SCHEDULER_SAMPLES = 200_000  # the scheduler's CPU figures read (a day at two a second)
+# A stretch this long with nothing running on any worker (no task, no transfer) is time no work was
+# submitted, between a notebook's computations: no cause explains it, and it splits the window into
+# periods of work, each with its own end (a straggler holds the end of one computation, not only
+# of the last). Dask's per-task overhead and a chain's hand-offs are gaps of milliseconds.
+NO_WORK_GAP = 1.0
 
 
 @dataclass
@@ -43,6 +48,9 @@ class TaskWindow:
     width: float = BUCKET_SECONDS
     busy: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))  # thread-seconds per bucket
     capacity: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))  # threads x width there
+    # Stretches of work (NO_WORK_GAP), and each bucket's share of time between them.
+    periods: list[tuple[float, float]] = field(default_factory=list)
+    no_work: np.ndarray = field(default_factory=lambda: np.zeros(0))
     waiting: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))  # idle, fetching inputs
     pauses: list[tuple[str, float, float]] = field(default_factory=list)  # (worker, paused, resumed)
     scheduler_cpu: list[tuple[float, float]] = field(default_factory=list)  # (time, percent of a core)
@@ -95,6 +103,7 @@ def read_window(
         finish = min(last, float(tasks.stop.max()))
         window.active = (begin, max(finish, begin + 1e-6))
         _fill_buckets(window)
+        _find_periods(window)
     return window
 
 
@@ -200,6 +209,28 @@ def _fill_buckets(window: TaskWindow) -> None:
     window.busy = np.minimum(_spread(window, np.isin(spans.action, THREAD_ACTIONS)), capacity)
     # A task's thread waits while its inputs are fetched: that idle time is the transfer's.
     window.waiting = np.minimum(_spread(window, spans.action == TRANSFER), capacity - window.busy)
+
+
+def _find_periods(window: TaskWindow) -> None:
+    """``periods``: the stretches of ``active`` where something ran, split at gaps of NO_WORK_GAP or
+    more with nothing running anywhere; ``no_work[k]``: the share of bucket ``k`` in such a gap."""
+    tasks = window.tasks
+    begin, finish = window.active
+    starts = np.maximum(np.concatenate([tasks.start, tasks.spans.start]), begin)
+    stops = np.minimum(np.concatenate([tasks.stop, tasks.spans.stop]), finish)
+    order = np.argsort(starts, kind="stable")
+    starts, reach = starts[order], np.maximum.accumulate(stops[order])
+    (breaks,) = np.nonzero(starts[1:] - reach[:-1] >= NO_WORK_GAP)
+    gaps = list(zip(reach[breaks].tolist(), starts[breaks + 1].tolist(), strict=True))
+    edges = [begin, *(edge for gap in gaps for edge in gap), finish]
+    window.periods = list(zip(edges[::2], edges[1::2], strict=True))
+    count, width = window.capacity.shape[1], window.width
+    bucket_starts = begin + np.arange(count) * width
+    no_work = np.zeros(count)
+    for since, until in gaps:
+        overlap = np.minimum(bucket_starts + width, until) - np.maximum(bucket_starts, since)
+        no_work += np.clip(overlap, 0, width)
+    window.no_work = no_work / width
 
 
 def _spread(window: TaskWindow, chosen: np.ndarray) -> np.ndarray:

@@ -54,6 +54,23 @@ function countOf(evidence: Record<string, unknown>, name: string): number {
   return numberOf(evidence, name);
 }
 
+/** The first of a straggler's listed tasks (the longest), when the evidence has one whole. */
+function longestTask(
+  evidence: Record<string, unknown>
+): { key: string; seconds: number; median: number } | null {
+  const tasks = evidence.tasks;
+  const first: unknown = Array.isArray(tasks) ? tasks[0] : null;
+  if (!first || typeof first !== 'object') {
+    return null;
+  }
+  const { key, seconds, group_median } = first as Record<string, unknown>;
+  return typeof key === 'string' &&
+    typeof seconds === 'number' &&
+    typeof group_median === 'number'
+    ? { key, seconds, median: group_median }
+    : null;
+}
+
 /** Each kind's title (after "N % of thread time") and detail, from its evidence. */
 function sentences(
   trans: Trans,
@@ -99,17 +116,16 @@ function sentences(
     case 'transfer': {
       const spans = n('spans');
       return {
-        title: trans._n(
-          '%2 % of thread time went to moving data between workers on %1 worker',
-          '%2 % of thread time went to moving data between workers on %1 workers',
-          n('worker_count'),
+        title: trans.__(
+          '%1 % of thread time went to moving data between workers',
           percent
         ),
         detail: trans._n(
-          '%2 transfer (red in the Task Stream) lasting %3 in all.',
-          '%2 transfers (red in the Task Stream) lasting %3 in all.',
+          '%2 transfer to tasks on %3 (red in the Task Stream) lasting %4 in all.',
+          '%2 transfers to tasks on %3 (red in the Task Stream) lasting %4 in all.',
           spans,
           formatCount(spans),
+          trans._n('%1 worker', '%1 workers', n('worker_count')),
           formatSeconds(n('seconds'))
         )
       };
@@ -173,18 +189,44 @@ function sentences(
         )
       };
     case 'straggler': {
-      const running = countOf(evidence, 'tasks');
+      // `long_tasks` and `ends` are newer than `tasks` (the five longest) and `tail_seconds`.
+      const running =
+        typeof evidence.long_tasks === 'number'
+          ? n('long_tasks')
+          : countOf(evidence, 'tasks');
+      const ends = typeof evidence.ends === 'number' ? n('ends') : 1;
+      const tail = formatSeconds(n('tail_seconds'));
+      const title =
+        ends > 1
+          ? trans._n(
+              '%2 % of thread time was idle at the end of %3 computations (%4 in all) while %1 long task ran',
+              '%2 % of thread time was idle at the end of %3 computations (%4 in all) while %1 long tasks ran',
+              running,
+              percent,
+              formatCount(ends),
+              tail
+            )
+          : trans._n(
+              '%2 % of thread time was idle in the last %3 while %1 long task ran',
+              '%2 % of thread time was idle in the last %3 while %1 long tasks ran',
+              running,
+              percent,
+              tail
+            );
+      const idle = trans.__(
+        'Idle threads at the end, while at most a quarter of them were busy.'
+      );
+      const longest = longestTask(evidence);
       return {
-        title: trans._n(
-          '%2 % of thread time was idle in the last %3 while %1 long task ran',
-          '%2 % of thread time was idle in the last %3 while %1 long tasks ran',
-          running,
-          percent,
-          formatSeconds(n('tail_seconds'))
-        ),
-        detail: trans.__(
-          'Idle threads at the end, while at most a quarter of them were busy.'
-        )
+        title,
+        detail: longest
+          ? `${idle} ${trans.__(
+              "The longest: %1, %2 against its group's median of %3.",
+              longest.key,
+              formatSeconds(longest.seconds),
+              formatSeconds(longest.median)
+            )}`
+          : idle
       };
     }
     case 'memory-pause':
@@ -232,7 +274,11 @@ function sentences(
 }
 
 /** What to do about each kind: the remedy Dask's documentation gives. */
-function adviceOf(trans: Trans, kind: string): string | null {
+function adviceOf(
+  trans: Trans,
+  kind: string,
+  evidence: Record<string, unknown>
+): string | null {
   switch (kind) {
     case 'small-tasks':
       return trans.__(
@@ -275,6 +321,12 @@ function adviceOf(trans: Trans, kind: string): string | null {
         'A worker died and its results were computed again: usually memory (see Workers Memory); give workers more memory or make chunks smaller.'
       );
     case 'non-cpu':
+      // One task per worker: no task thread holds another's GIL (diagnosis/kinds.py).
+      if (evidence.threads_per_worker === 1) {
+        return trans.__(
+          'Each worker ran one task at a time, so this is not tasks contending for the GIL: they waited on I/O (disk, network, a sleep) or for a core. Tasks that wait on I/O overlap with more threads per worker; workers that outnumber the cores need fewer of them.'
+        );
+      }
       return trans.__(
         'Task threads were off the CPU: the GIL (pure-Python code), I/O, or more threads than cores. Use processes rather than threads for Python code, or fewer threads per worker.'
       );
@@ -299,6 +351,7 @@ export function findingWords(
   return {
     title: said?.title ?? finding.title,
     detail: said?.detail ?? finding.detail,
-    advice: adviceOf(trans, finding.kind) ?? finding.advice
+    advice:
+      adviceOf(trans, finding.kind, finding.evidence ?? {}) ?? finding.advice
   };
 }

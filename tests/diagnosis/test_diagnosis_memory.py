@@ -111,6 +111,8 @@ async def test_spilling_is_named_with_the_time_spent_on_disk(tmp_path: Path) -> 
     # the same seconds, give or take rounding (and spans cut at the window's edges).
     assert 0.8 * on_disk <= spilling["lost_seconds"] <= 1.1 * on_disk + 0.01, (spilling, on_disk)
     assert spilling["evidence"]["spans"] <= len(disk), spilling
+    # And the bytes on disk the workers reported, which the finding's sentence gives.
+    assert spilling["evidence"]["spilled_bytes"] > 0, spilling
 
 
 async def test_a_worker_paused_for_memory_is_named_with_its_idle_threads(tmp_path: Path) -> None:
@@ -169,9 +171,13 @@ async def test_a_worker_paused_for_memory_is_named_with_its_idle_threads(tmp_pat
     assert lower <= pause["lost_seconds"] <= upper, (pause, paused_seconds)
 
 
-async def test_tasks_off_the_cpu_are_named_with_their_noncpu_seconds(tmp_path: Path) -> None:
+@pytest.mark.parametrize("workers, threads", [(1, 2), (2, 1)])
+async def test_tasks_off_the_cpu_are_named_with_their_noncpu_seconds(
+    tmp_path: Path, workers: int, threads: int
+) -> None:
     tasks = 20
-    async with recorded_cluster(tmp_path, n_workers=1, threads_per_worker=2, processes=False) as rec:
+    cluster = {"n_workers": workers, "threads_per_worker": threads, "processes": False}
+    async with recorded_cluster(tmp_path, **cluster) as rec:
         client = rec.client
 
         async def work() -> None:
@@ -188,3 +194,10 @@ async def test_tasks_off_the_cpu_are_named_with_their_noncpu_seconds(tmp_path: P
     # Nearly all of each task's 0.3 s is asleep, off the CPU: at least most of the sleeps, and no
     # more than the tasks' whole thread time (plus a little of Dask's own off-CPU time).
     assert 0.8 * tasks * NAP <= noncpu["lost_seconds"] <= 1.1 * sum(computes) + 0.2, (noncpu, computes)
+    # Task threads sharing a worker may hold each other's GIL; one task per worker cannot, and the
+    # advice says what it can be instead.
+    assert noncpu["evidence"]["threads_per_worker"] == threads
+    if threads == 1:
+        assert noncpu["advice"].startswith("Each worker ran one task at a time"), noncpu
+    else:
+        assert "Use processes rather than threads" in noncpu["advice"], noncpu

@@ -84,6 +84,30 @@ def test_a_long_task_at_the_end_is_a_straggler(store: HistoryStore) -> None:
     assert top["title"].startswith(f"{round(100 * top['share'])} % of thread time was idle in the last")
 
 
+def test_time_between_computations_has_no_cause_and_each_computation_its_own_end(
+    store: HistoryStore,
+) -> None:
+    # A notebook's two computations 20 s apart, the first held at its end by one long task: over
+    # the whole run the 20 s nobody submitted work are no cause ("too few tasks" was 80 thread-s of
+    # it), and the first computation's straggler is named although the run ends with the second.
+    first = back_to_back(0.5, 10)
+    first.append(task(999, (A, 1), T0 + 1 + 10 * 0.501, 6.0))
+    resumed = max(t.stop for t in first) + 20
+    second = [
+        task(2000 + n, (t.worker, t.thread or 0), t.start - T0 - 1 + resumed, 0.5)
+        for n, t in enumerate(first[:40])
+    ]
+    found = findings(store, first + second)
+    kinds = {f["kind"]: f for f in found}
+    assert "low-parallelism" not in kinds and "imbalance" not in kinds, found
+    straggler = kinds["straggler"]
+    assert 15 < straggler["lost_seconds"] < 19, straggler  # three threads idle for its last ~6 s
+    assert straggler["end"] < resumed
+    assert straggler["evidence"]["ends"] == 1
+    # It says which task held the end, against its group's usual length.
+    assert "The longest: ('work', 999), 6.00 s against its group's median of 500.0 ms." in straggler["detail"]
+
+
 def test_tiny_tasks_are_small_tasks(store: HistoryStore) -> None:
     tasks = back_to_back(0.002, 1000, gap=0.002)
     (top, *_) = window_findings(store, tasks)
@@ -125,6 +149,21 @@ def test_transfers_and_spilling_count_their_spans(store: HistoryStore) -> None:
         "3.0 GiB" in found["spilling"]["title"]
         and found["spilling"]["evidence"]["spilled_bytes"] == 3 * 2**30
     )
+
+
+def test_bytes_spilled_in_a_short_window_are_read_from_the_next_heartbeat(store: HistoryStore) -> None:
+    # A cell of 1.5 s that spilled and let go of its data: the workers' bytes on disk reach the
+    # recorder with their next heartbeat, read at its next tick, after the window's end.
+    start = T0 + 1
+    spans = (Span("disk-write", start, start + 0.6), Span("compute", start + 0.6, start + 1.5))
+    tasks = [task(0, (A, 1), start, 1.5, spans=spans)]
+    store.add_worker_samples(
+        RUN,
+        [WorkerSample(start + 1.0, A, 0, 0, 0, 10.0), WorkerSample(start + 3.0, A, 0, 0, 96 * 2**20, 10.0)],
+    )
+    (spilling,) = (f for f in window_findings(store, tasks) if f["kind"] == "spilling")
+    assert spilling["evidence"]["spilled_bytes"] == 96 * 2**20, spilling
+    assert "96.0 MiB" in spilling["title"], spilling
 
 
 def test_one_busy_worker_beside_an_idle_one_is_imbalance(store: HistoryStore) -> None:
