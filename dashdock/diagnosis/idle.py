@@ -56,7 +56,7 @@ def idle_causes(found: Found) -> None:
         before = float(total_busy[k0:k].sum()) / max(float(total_capacity[k0:k].sum()), 1e-9)
         long_enough = period[1] - since >= max(0.05 * (period[1] - period[0]), 0.2)
         if k > k0 and before >= 2 * TAIL_BUSY and long_enough:
-            tails.append((since, period[1], float(idle[:, k:k1][~counted[:, k:k1]].sum())))
+            tails.append((since, period[1], float(idle[:, k:k1][~counted[:, k:k1]].sum()), period[0]))
             counted[:, k:k1] = True
     if tails:
         _straggler(found, tails)
@@ -123,13 +123,14 @@ def _tail_start(window: TaskWindow, period: tuple[float, float]) -> float | None
     return float(times[order[over[0]]]) if len(over) else None
 
 
-def _straggler(found: Found, tails: list[tuple[float, float, float]]) -> None:
-    """``tails``: (since, end, idle thread-seconds) of each period of work held by its last tasks."""
+def _straggler(found: Found, tails: list[tuple[float, float, float, float]]) -> None:
+    """``tails``: (since, end, idle thread-seconds, its period's start) of each period of work held
+    by its last tasks."""
     window = found.window
     tasks, durations = window.tasks, window.durations
     # What held each end: tasks that ran through at least half of its tail; the longest first.
     held: list[int] = []
-    for since, end, _ in tails:
+    for since, end, _, _ in tails:
         half = since + (end - since) / 2
         (through,) = np.nonzero((tasks.start <= half) & (tasks.stop > half))
         held.extend(int(row) for row in through)
@@ -137,7 +138,7 @@ def _straggler(found: Found, tails: list[tuple[float, float, float]]) -> None:
     medians = {
         int(group): float(np.median(durations[tasks.group == group])) for group in set(tasks.group[running])
     }
-    tail_seconds = sum(end - since for since, end, _ in tails)
+    tail_seconds = sum(end - since for since, end, _, _ in tails)
     listed: list[dict[str, Any]] = [
         {
             "key": tasks.key(row),
@@ -161,7 +162,7 @@ def _straggler(found: Found, tails: list[tuple[float, float, float]]) -> None:
     )
     found.add(
         "straggler",
-        sum(lost for _, _, lost in tails),
+        sum(lost for _, _, lost, _ in tails),
         f"was idle {where} while {count(len(set(held)), 'long task')} ran",
         "Idle threads at the end, while at most a quarter of them were busy."
         + (
@@ -171,7 +172,9 @@ def _straggler(found: Found, tails: list[tuple[float, float, float]]) -> None:
             else ""
         ),
         evidence,
-        (tails[0][0], tails[-1][1]),
+        # The tail and as long before it (within its period): the busy work it held up is what
+        # makes it a straggler's tail, so the stretch a click brushes is diagnosed the same way.
+        (max(tails[0][3], tails[0][0] - (tails[0][1] - tails[0][0])), tails[-1][1]),
     )
 
 

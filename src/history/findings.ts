@@ -13,24 +13,13 @@ import { Widget } from '@lumino/widgets';
 import { getDiagnosis } from '../api/client';
 import { IFinding, IHistoryWindow } from '../api/types';
 import { findingWords } from '../ui/findingtext';
-import { WindowPage } from './pane';
 
 /** The tallest the list grows to before it scrolls (the heading and about four findings). */
 const MAX_HEIGHT_PX = 160;
 /** Its height before anything is measured: the heading and one row. */
 const FIRST_HEIGHT_PX = 56;
 
-/** The recorded page that shows each kind of finding best. */
-const PAGE_OF: Record<string, WindowPage> = {
-  spilling: 'memory',
-  'memory-pause': 'memory',
-  errors: 'progress'
-};
-
-/** The window's page to bring forward for a finding (the Task Stream unless another shows it). */
-export function pageOf(finding: IFinding): WindowPage {
-  return PAGE_OF[finding.kind] ?? 'task-stream';
-}
+let aboutIds = 0;
 
 /**
  * The findings of the view's window, asked again (debounced) whenever the window changes; the
@@ -43,7 +32,7 @@ export class FindingsList extends Widget {
     this.addClass('jp-dashdock-Findings');
     this.node.setAttribute('role', 'region');
     this.node.setAttribute('aria-label', trans.__('Why it took this long'));
-    const heading = document.createElement('h3');
+    const heading = this._heading;
     heading.className = 'jp-dashdock-Findings-heading';
     heading.textContent = trans.__('Why it took this long');
     this._list.className = 'jp-dashdock-Findings-list';
@@ -96,8 +85,34 @@ export class FindingsList extends Widget {
     this._status.textContent = findings.length
       ? ''
       : trans.__('No cause cost more than 2 % of this window’s thread time.');
+    // The count says how many there are when the list is taller than the region shows.
+    this._heading.textContent = findings.length
+      ? trans.__('Why it took this long (%1)', findings.length)
+      : trans.__('Why it took this long');
+    const focused = this._list.contains(document.activeElement);
     this._list.replaceChildren(...findings.map(finding => this._item(finding)));
+    this._mark(focused);
     this._fit();
+  }
+
+  /**
+   * Mark the cause the user chose, also in its stretch's own findings, where another may now come
+   * first; `focus`: move the keyboard to it (the focused row was replaced).
+   */
+  private _mark(focus: boolean): void {
+    for (const item of this._list.children) {
+      const current = (item as HTMLElement).dataset.kind === this._current;
+      item.classList.toggle('jp-mod-current', current);
+      const title = item.querySelector('.jp-dashdock-Finding-title');
+      if (current) {
+        title?.setAttribute('aria-current', 'true');
+        if (focus) {
+          (title as HTMLElement | null)?.focus();
+        }
+      } else {
+        title?.removeAttribute('aria-current');
+      }
+    }
   }
 
   protected onResize(msg: Widget.ResizeMessage): void {
@@ -142,6 +157,7 @@ export class FindingsList extends Widget {
   }
 
   private _item(finding: IFinding): HTMLLIElement {
+    const trans = this._trans;
     const item = document.createElement('li');
     item.className = 'jp-dashdock-Finding';
     item.dataset.kind = finding.kind;
@@ -149,24 +165,52 @@ export class FindingsList extends Widget {
     button.type = 'button';
     button.className = 'jp-dashdock-Finding-title';
     // The finding's sentence, with its figure (text, never markup: it names the user's groups).
-    const words = findingWords(this._trans, finding);
+    const words = findingWords(trans, finding);
     button.textContent = words.title;
-    button.title = `${words.detail} ${words.advice}`;
-    button.addEventListener('click', () => this._chosen.emit(finding));
-    const docs = document.createElement('a');
-    docs.className = 'jp-dashdock-Finding-docs';
+    button.title = trans.__('Show this stretch and the plot that shows it');
+    button.addEventListener('click', () => {
+      this._current = finding.kind;
+      this._mark(false);
+      this._chosen.emit(finding);
+    });
+    // What it rests on and what to do, shown on request: readable from the keyboard and by a
+    // screen reader, not only in a tooltip.
+    const about = document.createElement('div');
+    about.className = 'jp-dashdock-Finding-about';
+    about.id = `jp-dashdock-Finding-about-${++aboutIds}`;
+    about.hidden = true;
+    const detail = document.createElement('p');
+    detail.textContent = words.detail;
+    const advice = document.createElement('p');
+    advice.textContent = words.advice;
+    about.append(detail, advice);
     if (/^https:\/\//.test(finding.docs)) {
+      const docs = document.createElement('a');
+      docs.className = 'jp-dashdock-Finding-docs';
       docs.href = finding.docs; // Dask's documentation, never a script URL
+      docs.target = '_blank';
+      docs.rel = 'noopener noreferrer';
+      docs.textContent = trans.__('Dask’s documentation on it');
+      about.append(docs);
     }
-    docs.target = '_blank';
-    docs.rel = 'noopener noreferrer';
-    docs.textContent = this._trans.__('How to fix it');
-    docs.title = words.advice;
-    item.append(button, docs);
+    const more = document.createElement('button');
+    more.type = 'button';
+    more.className = 'jp-dashdock-Finding-more';
+    more.textContent = trans.__('How to fix it');
+    more.setAttribute('aria-expanded', 'false');
+    more.setAttribute('aria-controls', about.id);
+    more.addEventListener('click', () => {
+      about.hidden = !about.hidden;
+      more.setAttribute('aria-expanded', String(!about.hidden));
+      this._fit();
+    });
+    item.append(button, more, about);
     return item;
   }
 
   private _trans: TranslationBundle;
+  private _heading = document.createElement('h3');
+  private _current = ''; // the kind of the finding last chosen
   private _asked: { run: string; window: IHistoryWindow } | null = null;
   private _list = document.createElement('ol');
   private _status = document.createElement('p');

@@ -17,7 +17,7 @@ import { HistoryPane, WINDOW_PAGES, WindowPage } from './pane';
 import { download, HistoryView } from './view';
 import { IWindow } from './window';
 import type { IMainArea } from '../ui/mainarea';
-import { pageOf } from './findings';
+import { findingWindow, pageOf } from './findingpages';
 
 /**
  * Where each page of a window docks, against the view or a page docked before it: the task
@@ -100,7 +100,7 @@ export class HistoryManager implements IDisposable {
     view.windowOpened.connect((_, chosen) => this.openWindow(view, chosen));
     // A finding chosen: its stretch's panes, with the plot that shows it in front.
     view.findingChosen.connect((_, finding) => {
-      const panes = this.openWindow(view, finding);
+      const panes = this.openWindow(view, findingWindow(finding));
       const shows = panes.find(pane => pane.page === pageOf(finding));
       if (shows) {
         this._shell.activateById(shows.id);

@@ -13,6 +13,7 @@ import { Widget } from '@lumino/widgets';
 import { getRun, historyURL } from '../api/client';
 import { IFinding, IHistoryWindow } from '../api/types';
 import { DashboardFrame } from '../ui/frame';
+import { findingWindow } from './findingpages';
 import { FindingsList } from './findings';
 import { IWindow, windowFromMessage, windowLabel } from './window';
 
@@ -105,7 +106,7 @@ export class HistoryView extends MainAreaWidget<DashboardFrame> {
     // Drawn again with the brush where the user left it.
     // What the window's time went to, under the toolbar; a finding chosen brushes its stretch.
     this._findings.chosen.connect((_, finding) => {
-      this.setWindow({ start: finding.start, end: finding.end });
+      this.setWindow(findingWindow(finding));
       this.content.navigate(
         historyURL(this.run, 'view/overview', this._window ?? {})
       );

@@ -82,6 +82,11 @@ def test_a_long_task_at_the_end_is_a_straggler(store: HistoryStore) -> None:
     assert 15 < top["lost_seconds"] < 19, top
     assert top["evidence"]["tasks"][0]["seconds"] == 6.0
     assert top["title"].startswith(f"{round(100 * top['share'])} % of thread time was idle in the last")
+    # The stretch a click on it brushes (its tail, and the busy work before it) says the same.
+    run = store.run(RUN)
+    assert run is not None
+    again = diagnose_window(store, run, top["start"], top["end"], DiagnosisLimits())["findings"]
+    assert again[0]["kind"] == "straggler", again  # type: ignore[index]
 
 
 def test_time_between_computations_has_no_cause_and_each_computation_its_own_end(
