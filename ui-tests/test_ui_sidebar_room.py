@@ -113,6 +113,13 @@ def test_a_new_clusters_card_shows_its_controls_on_a_1000_px_screen(browser: Bro
     shut_down = card.get_by_role("button", name="Shut down")
     screenshot(page, "sidebar-room-cluster-card")
     wait_until(lambda: _inside(page, shut_down) and _within(shut_down, section), timeout=10)
+    # And its name and status above them, the header kept in sight.
+    header = card.locator(".jp-dashdock-ClusterCard-header")
+    assert _inside(page, header) and _within(header, section)
+    assert page.evaluate(
+        "([x, y]) => document.elementFromPoint(x, y).closest('.jp-dashdock-ClusterCard-header') !== null",
+        [header.bounding_box()["x"] + 20, header.bounding_box()["y"] + 8],  # type: ignore[index]
+    ), "the header is drawn over the facts scrolled under it"
     screenshot(page, "sidebar-room-cluster-card")
     cluster_id = card.get_attribute("data-cluster-id")
     lab.api(f"dashdock/api/clusters/{cluster_id}", "DELETE")
