@@ -102,8 +102,9 @@ def test_each_expanded_section_has_room(
     screenshot(page, f"sidebar-room-reloaded-{width}")
 
 
-def test_a_new_clusters_card_shows_its_controls_on_a_1000_px_screen(browser: Browser, lab: Lab) -> None:
-    page = open_lab(browser, lab, "sidebar-room-cluster", (1600, 1000))
+@pytest.mark.parametrize("height", [1000, 760])
+def test_a_new_clusters_card_shows_its_controls_on_a_small_screen(browser: Browser, lab: Lab, height: int) -> None:
+    page = open_lab(browser, lab, f"sidebar-room-cluster-{height}", (1600, height))
     sidebar = open_sidebar(page)
     section = sidebar.locator(".jp-dashdock-Clusters")
     section.locator('button[data-action="new"]').click()
@@ -111,7 +112,6 @@ def test_a_new_clusters_card_shows_its_controls_on_a_1000_px_screen(browser: Bro
     expect(card.locator(".jp-dashdock-ClusterCard-status")).to_have_text("running", timeout=120_000)
     # Without scrolling by hand, its last control is inside the section and the window.
     shut_down = card.get_by_role("button", name="Shut down")
-    screenshot(page, "sidebar-room-cluster-card")
     wait_until(lambda: _inside(page, shut_down) and _within(shut_down, section), timeout=10)
     # And its name and status above them, the header kept in sight.
     header = card.locator(".jp-dashdock-ClusterCard-header")
@@ -120,7 +120,7 @@ def test_a_new_clusters_card_shows_its_controls_on_a_1000_px_screen(browser: Bro
         "([x, y]) => document.elementFromPoint(x, y).closest('.jp-dashdock-ClusterCard-header') !== null",
         [header.bounding_box()["x"] + 20, header.bounding_box()["y"] + 8],  # type: ignore[index]
     ), "the header is drawn over the facts scrolled under it"
-    screenshot(page, "sidebar-room-cluster-card")
+    screenshot(page, f"sidebar-room-cluster-card-{height}")
     cluster_id = card.get_attribute("data-cluster-id")
     lab.api(f"dashdock/api/clusters/{cluster_id}", "DELETE")
 
