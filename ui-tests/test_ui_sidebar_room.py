@@ -103,7 +103,9 @@ def test_each_expanded_section_has_room(
 
 
 @pytest.mark.parametrize("height", [1000, 760])
-def test_a_new_clusters_card_shows_its_controls_on_a_small_screen(browser: Browser, lab: Lab, height: int) -> None:
+def test_a_new_clusters_card_shows_its_controls_on_a_small_screen(
+    browser: Browser, lab: Lab, height: int
+) -> None:
     page = open_lab(browser, lab, f"sidebar-room-cluster-{height}", (1600, height))
     sidebar = open_sidebar(page)
     section = sidebar.locator(".jp-dashdock-Clusters")
