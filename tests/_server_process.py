@@ -25,7 +25,7 @@ TOKEN = "dashdock-shutdown-test"
 class Server:
     """``python -m jupyter server`` with dashdock, in a session of its own (like a terminal's job)."""
 
-    def __init__(self, tmp: Path, stdin: int | None = None) -> None:
+    def __init__(self, tmp: Path, stdin: int | None = None, args: tuple[str, ...] = ()) -> None:
         self.port = free_port()
         env = {
             **os.environ,
@@ -51,6 +51,7 @@ class Server:
                 f"--ServerApp.root_dir={tmp}",
                 "--ServerApp.jpserver_extensions={'dashdock': True}",
                 "--DashdockApp.sources_file=",
+                *args,
             ],
             env=env,
             cwd=tmp,

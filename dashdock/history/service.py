@@ -1,4 +1,6 @@
 """The history service in the server: what is recorded, and the recorder process kept running.
+One unit: what is recorded, by which run, and why not, is read and changed together by the sync,
+the recorder's events and the API; which server records the file at all is owner.py's.
 
 Every few seconds the service compares the schedulers dashdock knows (managed clusters, notebooks'
 clients) with what the recorder records, and tells it to start or stop (when: pacing.py). The
@@ -8,7 +10,8 @@ reason (service_store.py, whose reads the service offers the handlers). The reco
 memory cap, so a hostile scheduler can exhaust only it; a recorder that dies is started again (a
 bounded number of times, waiting longer each time), and runs it left open are ended. What went
 wrong with a source is kept per source, one line for the user (``problem_of``), and a run that
-ended early says why (``problem_of_run``).
+ended early says why (``problem_of_run``). Only the server holding the file's recording (owner.py)
+records; another reads, and takes over when that one stops.
 """
 
 from __future__ import annotations
@@ -21,9 +24,11 @@ import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any, TypeVar
 
+from dashdock.errors import Conflict
 from dashdock.history.addresses import scheduler_key
 from dashdock.history.drawn import DrawnPlot, DrawnPlots, is_drawn
 from dashdock.history.model import Alert, Run
+from dashdock.history.owner import RecordingOwner
 from dashdock.history.pacing import RunPacing
 from dashdock.history.pages import import_bokeh_plotting
 from dashdock.history.periodic import Periodic
@@ -38,6 +43,7 @@ SYNC_INTERVAL = 2.0
 RETENTION_INTERVAL = 600.0
 STOP_TIMEOUT = 10.0
 MAX_RUN_PROBLEMS = 1000  # runs whose early end is remembered, newest kept
+TAKE_OVER_INTERVAL = 10.0  # how often a server that does not record tries the file's lock again
 
 T = TypeVar("T")
 
@@ -72,11 +78,13 @@ class HistoryService:
         self._computation_seconds = 60.0  # the user's setting: a longer computation is an alert
         self._plots = DrawnPlots(registry)  # the recorder's plot server (draw_plots)
         self._syncs = Periodic(SYNC_INTERVAL)  # _sync's loop; a page may ask for the next sync now
+        self._owner = RecordingOwner(settings.store, TAKE_OVER_INTERVAL)  # one server records a file
+        self._taking_over: asyncio.Task[None] | None = None
 
     @property
     def problem(self) -> str | None:
         """Why nothing is recorded, for the user; None when all is well."""
-        return self._reads.problem or self._recorder.problem
+        return self._reads.problem or self._owner.elsewhere or self._recorder.problem
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -91,20 +99,40 @@ class HistoryService:
     async def _open(self) -> None:
         if not self.settings.enabled or not await self._reads.open():
             return
-        await asyncio.to_thread(self._reads.end_orphaned_runs, set(self._recording.values()))
-        self._loop_task = asyncio.ensure_future(self._run_forever())
         # The History pages are Bokeh documents made here: import Bokeh's plotting modules now, in a
         # thread, so the first page a user opens does not pay seconds of imports.
         self._warm = asyncio.ensure_future(asyncio.to_thread(import_bokeh_plotting))
+        if await self._owner.claim():
+            await self._begin_recording()
+            return
+        # Another server records into this file: its runs are live, not left open by a recorder
+        # that died, and a damaged file is its to replace.
+        self._reads.replaces = False
+        self._log.warning("dashdock: %s", self._owner.elsewhere)
+        self._taking_over = asyncio.ensure_future(self._take_over_when_free())
+
+    async def _begin_recording(self) -> None:
+        """This server holds the file's recording: runs left open by a recorder that is gone end,
+        and recording begins."""
+        await asyncio.to_thread(self._reads.end_orphaned_runs, set(self._recording.values()))
+        self._loop_task = asyncio.ensure_future(self._run_forever())
+
+    async def _take_over_when_free(self) -> None:
+        await self._owner.when_free()
+        self._reads.replaces = True
+        self._log.info("dashdock: the server recording %s stopped; this one records", self.settings.store)
+        await self._begin_recording()
 
     async def stop(self) -> None:
-        if self._loop_task is not None:
-            self._loop_task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._loop_task
+        for task in (self._taking_over, self._loop_task):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
         await self._recorder.quit(STOP_TIMEOUT)
-        if self._reads.store is not None:
+        if self._reads.store is not None and self._owner.held:
             await asyncio.to_thread(self._reads.end_orphaned_runs, set(self._recording.values()))
+        self._owner.release()  # after the runs ended: a server waiting for it finds none open
 
     # -- what is recorded --------------------------------------------------------------------
 
@@ -154,6 +182,8 @@ class HistoryService:
 
     async def set_recording(self, source_id: str, enabled: bool) -> None:
         """Stop or resume recording one source (the sidebar's switch)."""
+        if self._owner.elsewhere:
+            raise Conflict(self._owner.elsewhere)
         if enabled:
             self._pacing.resume(source_id)
         else:
@@ -379,6 +409,8 @@ class HistoryService:
 
     async def delete(self, run_or_source_id: str) -> None:
         run = await self.find(run_or_source_id)
+        if run.live and self._owner.elsewhere:
+            raise Conflict(f"{run.name} is being recorded by another Jupyter server; delete it there.")
         if run.live:
             source_id = next((s for s, r in self._recording.items() if r == run.id), None)
             if source_id is not None:

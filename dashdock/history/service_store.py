@@ -46,6 +46,8 @@ class ServedStore:
         # Set once the service's start() is done (the store opened, or found it cannot be).
         self._started = asyncio.Event()
         self._replacing = asyncio.Lock()  # one request replaces a store found damaged
+        # Whether a damaged store is set aside here: not while another server records into it.
+        self.replaces = True
 
     async def open(self) -> bool:
         """Open the store in a thread; False when it cannot be (``problem`` says why)."""
@@ -73,6 +75,9 @@ class ServedStore:
         """The store read damaged: moved aside and a fresh one opened (once, however many requests
         saw it); the error the request answers."""
         damaged = self.store
+        if not self.replaces:
+            mends = "the server recording into it sets it aside"
+            return Failed(f"The history store {self.path} is damaged ({exc}); {mends}.")
         async with self._replacing:
             if damaged is not None and self.store is damaged:
                 self._log.warning("dashdock: the history store %s is damaged: %s", self.path, exc)
