@@ -19,6 +19,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 SOURCE_NAME = "Dask demo"
+NEWS_SETTINGS = "@jupyterlab/apputils-extension:notification"
 
 
 def _port_is_free(port: int) -> bool:
@@ -82,9 +83,15 @@ def main() -> int:
         sources = [{"url": dashboard, "name": SOURCE_NAME}]
         # No news feed nor update check: the demo's first screen is dashdock, not a question about
         # Jupyter's announcements (whose feed a machine without the internet cannot fetch anyway).
+        # The question comes while the setting says neither yes nor no, whatever the server's
+        # feed: an override answers it, in a settings directory of the demo's own.
+        settings = Path(folder) / "settings"
+        settings.mkdir()
+        (settings / "overrides.json").write_text(json.dumps({NEWS_SETTINGS: {"fetchNews": "false"}}))
         quiet = {
             "news_url": None,
             "check_for_updates_class": "jupyterlab.handlers.announcements.NeverCheckForUpdate",
+            "app_settings_dir": str(settings),
         }
         config.write_text(json.dumps({"DashdockApp": {"initial_sources": sources}, "LabApp": quiet}))
         lab_args = [sys.executable, "-m", "jupyterlab", "--no-browser", f"--config={config}"]

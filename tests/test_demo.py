@@ -95,6 +95,11 @@ def test_the_demo_clusters_run_is_in_history_with_no_step_from_the_user(tmp_path
             page.split('id="jupyter-config-data" type="application/json">')[1].split("</script>")[0]
         )
         assert page_config["news"] == {"disabled": True}, page_config.get("news")
+        # Lab asks while its setting says neither yes nor no: the demo answers it.
+        notification = _get(f"{lab}lab/api/settings/@jupyterlab/apputils-extension:notification", token)
+        assert isinstance(notification, dict)
+        fetch_news = notification["schema"]["properties"]["fetchNews"]  # the override is its default
+        assert fetch_news["default"] == "false" and "fetchNews" not in notification["settings"], notification
         # Ctrl-C, as a terminal sends it (to the demo's process group): a clean stop, no traceback.
         os.killpg(demo.pid, signal.SIGINT)
         rest, _ = demo.communicate(timeout=120)
