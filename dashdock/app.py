@@ -68,7 +68,8 @@ class DashdockApp(ExtensionApp):
         default_value=[],
         config=True,
         help="Dashboards registered as sources when the server starts: URLs, or "
-        '{"url": ..., "name": ...} to name them (default: none).',
+        '{"url": ..., "name": ...} to name them (default: none). Not saved in sources_file: the '
+        "configuration adds them at each start, and a dashboard removed from it is gone.",
     )
     sources_file = Unicode(
         config=True,

@@ -24,7 +24,9 @@ InitialSource = str | dict[str, str]  # a URL, or {"url", "name"}
 class Adds(Protocol):
     """What adds a source by URL (the registry)."""
 
-    async def add_url(self, text: str, name: str | None = None) -> tuple[Source, bool]: ...
+    async def add_url(
+        self, text: str, name: str | None = None, *, save: bool = True
+    ) -> tuple[Source, bool]: ...
 
 
 async def add_initial(registry: Adds, entries: list[InitialSource], log: logging.Logger) -> None:
@@ -37,7 +39,8 @@ async def _add_one(registry: Adds, entry: InitialSource, log: logging.Logger) ->
     deadline = time.monotonic() + WAIT
     while True:
         try:
-            source, _ = await registry.add_url(url, name or None)
+            # Not saved: the configuration adds it at every start, and it goes when it leaves that.
+            source, _ = await registry.add_url(url, name or None, save=False)
             log.info("dashdock: source %s registered", source.name)
             return
         except NeedsCredentials as exc:  # the Lab asks for them when the user adds it

@@ -90,12 +90,13 @@ class SourceRegistry:
         return any(source.target == target for source in self._sources.values())
 
     async def add_url(
-        self, text: str, name: str | None = None, credential: Credential | None = None
+        self, text: str, name: str | None = None, credential: Credential | None = None, save: bool = True
     ) -> tuple[Source, bool]:
         """Find the dashboard a typed URL belongs to and register it; returns (source, created).
 
         With a ``credential``, the server is asked with it, and it is kept for that server when the
-        dashboard is found; without, one kept from before is used."""
+        dashboard is found; without, one kept from before is used. ``save``: kept in the sources
+        file for the next server (a user's; not a configured one, which the configuration adds)."""
         try:
             typed = parse_dashboard_url(text)
         except TargetError as exc:
@@ -104,7 +105,7 @@ class SourceRegistry:
             raise host_not_allowed(typed.target.netloc)
         origin = typed.target.origin
         async with self._credentials.trying(origin, credential) as previous:
-            source, created = await self._add_root(typed, name)
+            source, created = await self._add_root(typed, name, save)
         if credential is not None and credential != previous:
             problem = await self._credentials.save()
             source.warning = problem and f"The credentials of {source.name} were not saved: {problem}."
@@ -127,7 +128,7 @@ class SourceRegistry:
             if source.target.origin == origin:
                 source.credentials = described
 
-    async def _add_root(self, typed: DashboardURL, name: str | None) -> tuple[Source, bool]:
+    async def _add_root(self, typed: DashboardURL, name: str | None, save: bool) -> tuple[Source, bool]:
         try:
             root, flavour = await find_root(self._client, typed), "dask"
         except NeedsCredentials:
@@ -154,6 +155,8 @@ class SourceRegistry:
         self._sources[source_id] = source
         if flavour == "dask":  # recorded from now on, with no step from the user (history)
             await learn_scheduler(source, self._client, self._allowlist)
+        if not save:
+            return source, True
         problem = await self._saved.save(source)
         source.warning = problem and (
             f"{source.name} was added, but not saved: it will be gone after a server restart ({problem})."

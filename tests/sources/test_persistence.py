@@ -56,6 +56,17 @@ async def test_an_added_source_is_saved_and_found_again_after_a_restart(
         assert "Task Stream" in [plot.name for plot in plots]
 
 
+async def test_a_configured_source_is_not_saved_as_the_users(dashboard_url: str, tmp_path: Path) -> None:
+    # initial_sources come from the configuration, at every start: saved, they outlived it (the
+    # demo's dashboard on a port of the day stayed, dead, in every later server's sidebar).
+    sources_file = tmp_path / "sources.db"
+    async with restarted(sources_file) as registry:
+        await registry.add_initial([{"url": dashboard_url, "name": "Configured"}])
+        assert [source.name for source in registry.list()] == ["Configured"]
+    async with restarted(sources_file) as registry:
+        assert registry.list() == []
+
+
 async def test_a_deleted_source_is_removed_from_the_file(
     jupyter: Jupyter, dashboard_url: str, sources_file: Path
 ) -> None:
