@@ -109,5 +109,11 @@ def test_the_demo_clusters_run_is_in_history_with_no_step_from_the_user(tmp_path
         assert "client = Client('tcp://127.0.0.1:" in head
     finally:
         if demo.poll() is None:
-            os.killpg(demo.pid, signal.SIGKILL)
-            demo.wait()
+            # The demo's cluster and Lab run in sessions of their own: killed, the demo could not
+            # stop them, and a failed assertion left them computing under every later test.
+            os.killpg(demo.pid, signal.SIGTERM)
+            try:
+                demo.communicate(timeout=60)
+            except subprocess.TimeoutExpired:
+                os.killpg(demo.pid, signal.SIGKILL)
+                demo.wait()
