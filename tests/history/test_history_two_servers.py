@@ -6,25 +6,15 @@ from __future__ import annotations
 
 import operator
 import signal
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from _server_process import Server
 from distributed import Client
+from test_history_restart import until
 
 pytestmark = pytest.mark.slow  # real servers and a cluster
-
-
-def until(condition: Callable[[], Any], seconds: float = 120) -> Any:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if found := condition():
-            return found
-        time.sleep(0.5)
-    raise AssertionError("timed out")
 
 
 def listing(server: Server) -> dict[str, Any]:
