@@ -6,7 +6,7 @@ little parallel work, in that order.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -45,8 +45,11 @@ def idle_causes(found: Found) -> None:
     counted = np.zeros_like(idle, dtype=bool)
     # Each period of work's end: from when at most a quarter of the threads (or one) still ran tasks.
     tails = []
-    for period in window.periods:
-        since = _tail_start(window, period)
+    starts = window.tasks.start  # in order of start; a period's tasks start within it
+    for n, period in enumerate(window.periods):
+        first = 0 if n == 0 else int(np.searchsorted(starts, period[0], "left"))
+        rows = slice(first, int(np.searchsorted(starts, period[1], "right")))
+        since = _tail_start(window, rows)
         if since is None:
             continue
         k0 = int((period[0] - window.active[0]) / window.width)
@@ -56,7 +59,8 @@ def idle_causes(found: Found) -> None:
         before = float(total_busy[k0:k].sum()) / max(float(total_capacity[k0:k].sum()), 1e-9)
         long_enough = period[1] - since >= max(0.05 * (period[1] - period[0]), 0.2)
         if k > k0 and before >= 2 * TAIL_BUSY and long_enough:
-            tails.append((since, period[1], float(idle[:, k:k1][~counted[:, k:k1]].sum()), period[0]))
+            lost = float(idle[:, k:k1][~counted[:, k:k1]].sum())
+            tails.append(_Tail(since, period[1], lost, period[0], rows))
             counted[:, k:k1] = True
     if tails:
         _straggler(found, tails)
@@ -103,7 +107,7 @@ def idle_causes(found: Found) -> None:
     )
 
 
-def _tail_start(window: TaskWindow, period: tuple[float, float]) -> float | None:
+def _tail_start(window: TaskWindow, rows: slice) -> float | None:
     """When the end of a period of work had only its few running tasks: going back from the
     period's end, the first time more tasks ran than a quarter of the threads (or one). None when
     that never happened, or on a single thread: a straggler idles the others, and there are none
@@ -113,32 +117,40 @@ def _tail_start(window: TaskWindow, period: tuple[float, float]) -> float | None
         return None
     allowed = max(1, int(TAIL_BUSY * window.thread_count))
     tasks = window.tasks
-    (rows,) = np.nonzero((tasks.stop >= period[0]) & (tasks.start <= period[1]))
     times = np.concatenate([tasks.stop[rows], tasks.start[rows]])
     # Backwards, a stop is a task that runs before it (+1), a start one that ended (-1); at one
     # time, a task that starts comes before one that stops (they did not run together).
-    steps = np.concatenate([np.ones(len(rows)), -np.ones(len(rows))])
+    count = len(times) // 2
+    steps = np.concatenate([np.ones(count), -np.ones(count)])
     order = np.lexsort((steps, -times))
     over = np.nonzero(np.cumsum(steps[order]) > allowed)[0]
     return float(times[order[over[0]]]) if len(over) else None
 
 
-def _straggler(found: Found, tails: list[tuple[float, float, float, float]]) -> None:
-    """``tails``: (since, end, idle thread-seconds, its period's start) of each period of work held
-    by its last tasks."""
+class _Tail(NamedTuple):
+    """The end of a period of work held by its last tasks."""
+
+    since: float
+    end: float
+    lost: float  # idle thread-seconds
+    begin: float  # its period's start
+    rows: slice  # its period's tasks
+
+
+def _straggler(found: Found, tails: list[_Tail]) -> None:
     window = found.window
     tasks, durations = window.tasks, window.durations
     # What held each end: tasks that ran through at least half of its tail; the longest first.
     held: list[int] = []
-    for since, end, _, _ in tails:
-        half = since + (end - since) / 2
-        (through,) = np.nonzero((tasks.start <= half) & (tasks.stop > half))
-        held.extend(int(row) for row in through)
+    for tail in tails:
+        half = tail.since + (tail.end - tail.since) / 2
+        (through,) = np.nonzero((tasks.start[tail.rows] <= half) & (tasks.stop[tail.rows] > half))
+        held.extend(int(row) + tail.rows.start for row in through)
     running = sorted(set(held), key=lambda row: -durations[row])[:5]
     medians = {
         int(group): float(np.median(durations[tasks.group == group])) for group in set(tasks.group[running])
     }
-    tail_seconds = sum(end - since for since, end, _, _ in tails)
+    tail_seconds = sum(tail.end - tail.since for tail in tails)
     listed: list[dict[str, Any]] = [
         {
             "key": tasks.key(row),
@@ -162,7 +174,7 @@ def _straggler(found: Found, tails: list[tuple[float, float, float, float]]) -> 
     )
     found.add(
         "straggler",
-        sum(lost for _, _, lost, _ in tails),
+        sum(tail.lost for tail in tails),
         f"was idle {where} while {count(len(set(held)), 'long task')} ran",
         "Idle threads at the end, while at most a quarter of them were busy."
         + (
@@ -174,7 +186,7 @@ def _straggler(found: Found, tails: list[tuple[float, float, float, float]]) -> 
         evidence,
         # The tail and as long before it (within its period): the busy work it held up is what
         # makes it a straggler's tail, so the stretch a click brushes is diagnosed the same way.
-        (max(tails[0][3], tails[0][0] - (tails[0][1] - tails[0][0])), tails[-1][1]),
+        (max(tails[0].begin, 2 * tails[0].since - tails[0].end), tails[-1].end),
     )
 
 
